@@ -1,0 +1,302 @@
+//! Failures and their classification (SPEC E3, E4, G1, P1).
+//!
+//! A [`Failure`] is what a tool call produced instead of a result. It carries what the
+//! error result and the protocol-error mapping need: the message as written, the name
+//! of the error type behind it, whether the caller can fix it, an optional suggestion,
+//! an optional own log level, and a [`Family`]. Families replace matching on exact
+//! error classes: a sub-kind of not-found is not-found.
+
+use serde_json::{Map, Value};
+
+use crate::validation::Problem;
+
+/// What kind of failure this is, for the protocol-error mapping of non-tool methods
+/// (SPEC P1).
+///
+/// ```
+/// use backstop_core::Family;
+/// assert_eq!(Family::default(), Family::Internal);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Family {
+    /// The target does not exist — or may not be shown to exist: a denial that hides
+    /// existence, such as path screening, belongs here too.
+    NotFound,
+    /// The request's parameters were rejected.
+    InvalidParams,
+    /// The caller may not do this.
+    Permission,
+    /// The operation ran out of time.
+    Timeout,
+    /// A fault of the server.
+    #[default]
+    Internal,
+}
+
+/// A log level, for the failure's own level (SPEC G1).
+///
+/// ```
+/// use backstop_core::Level;
+/// assert!(Level::Error > Level::Warning);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Level {
+    /// Trace.
+    Trace,
+    /// Debug.
+    Debug,
+    /// Info.
+    Info,
+    /// Warning.
+    Warning,
+    /// Error.
+    Error,
+}
+
+/// The `error_type` of an expected failure built from a message alone.
+pub const EXPECTED_TOOL_ERROR: &str = "ExpectedToolError";
+/// The `error_type` of an unexpected failure built from a message alone.
+pub const TOOL_ERROR: &str = "ToolError";
+/// The `error_type` of an argument-validation failure (SPEC V1).
+pub const VALIDATION_ERROR: &str = "ValidationError";
+
+/// A failed tool call (or a failed request of another method).
+///
+/// ```
+/// use backstop_core::{Failure, Family};
+///
+/// #[derive(Debug, thiserror::Error)]
+/// #[error("no pane with id {0}")]
+/// struct PaneNotFound(String);
+///
+/// let failure = Failure::expected("Pane not found: %99")
+///     .caused_by(&PaneNotFound("%99".into()))
+///     .with_family(Family::NotFound)
+///     .with_suggestion("Call list_panes to discover valid pane ids.");
+/// assert_eq!(failure.error_type(), "PaneNotFound");
+/// assert!(failure.is_expected());
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Failure {
+    message: String,
+    error_type: String,
+    expected: bool,
+    suggestion: Option<String>,
+    level: Option<Level>,
+    family: Family,
+    meta: Map<String, Value>,
+    problems: Vec<Problem>,
+    validation: bool,
+}
+
+/// The name of a Rust type without its module path or generic arguments:
+/// `my_crate::errors::PaneNotFound` → `PaneNotFound`.
+///
+/// ```
+/// assert_eq!(backstop_core::failure::short_type_name::<std::io::Error>(), "Error");
+/// assert_eq!(backstop_core::failure::short_type_name::<Vec<u8>>(), "Vec");
+/// ```
+pub fn short_type_name<T: ?Sized>() -> &'static str {
+    let full = std::any::type_name::<T>();
+    let path = full.split('<').next().unwrap_or(full);
+    path.rsplit("::").next().unwrap_or(path)
+}
+
+impl Failure {
+    fn new(message: impl Into<String>, error_type: &str, expected: bool) -> Self {
+        Self {
+            message: message.into(),
+            error_type: error_type.to_owned(),
+            expected,
+            suggestion: None,
+            level: None,
+            family: Family::Internal,
+            meta: Map::new(),
+            problems: Vec::new(),
+            validation: false,
+        }
+    }
+
+    /// A failure the caller can fix (E4), with `error_type` [`EXPECTED_TOOL_ERROR`]
+    /// until [`caused_by`](Self::caused_by) names a cause.
+    ///
+    /// ```
+    /// let failure = backstop_core::Failure::expected("Pane not found: %99");
+    /// assert_eq!(failure.message(), "Pane not found: %99");
+    /// assert_eq!(failure.error_type(), "ExpectedToolError");
+    /// ```
+    pub fn expected(message: impl Into<String>) -> Self {
+        Self::new(message, EXPECTED_TOOL_ERROR, true)
+    }
+
+    /// A fault of the server (E4), with `error_type` [`TOOL_ERROR`] until
+    /// [`caused_by`](Self::caused_by) names a cause.
+    ///
+    /// ```
+    /// let failure = backstop_core::Failure::unexpected("boom");
+    /// assert!(!failure.is_expected());
+    /// assert_eq!(failure.error_type(), "ToolError");
+    /// ```
+    pub fn unexpected(message: impl Into<String>) -> Self {
+        Self::new(message, TOOL_ERROR, false)
+    }
+
+    /// An unexpected failure made from a Rust error: its `Display` text is the message
+    /// and its type's name is the `error_type`.
+    ///
+    /// ```
+    /// let err = "x".parse::<i32>().unwrap_err();
+    /// let failure = backstop_core::Failure::from_error(&err);
+    /// assert_eq!(failure.error_type(), "ParseIntError");
+    /// assert_eq!(failure.message(), "invalid digit found in string");
+    /// ```
+    pub fn from_error<E: std::error::Error + ?Sized>(error: &E) -> Self {
+        Self::new(error.to_string(), short_type_name::<E>(), false)
+    }
+
+    /// A rejected argument set (V1): expected, `error_type` [`VALIDATION_ERROR`], family
+    /// [`Family::InvalidParams`]. The text is rendered from the problems and the call
+    /// (V2); no input value is ever part of a [`Problem`] (V3).
+    ///
+    /// ```
+    /// use backstop_core::{Failure, Problem};
+    /// let failure = Failure::validation(vec![Problem::missing_argument("count")]);
+    /// assert!(failure.is_validation());
+    /// assert_eq!(failure.error_type(), "ValidationError");
+    /// ```
+    pub fn validation(problems: Vec<Problem>) -> Self {
+        let mut failure = Self::new("", VALIDATION_ERROR, true);
+        failure.family = Family::InvalidParams;
+        failure.problems = problems;
+        failure.validation = true;
+        failure
+    }
+
+    /// Name the error that caused this failure: its type's name becomes `error_type`
+    /// (E3: the wrapped error, one hop — not the wrapper).
+    ///
+    /// ```
+    /// let io = std::io::Error::other("disk");
+    /// let failure = backstop_core::Failure::expected("cannot save").caused_by(&io);
+    /// assert_eq!(failure.error_type(), "Error");
+    /// assert_eq!(failure.message(), "cannot save");
+    /// ```
+    pub fn caused_by<E: std::error::Error + ?Sized>(self, _cause: &E) -> Self {
+        self.with_error_type(short_type_name::<E>())
+    }
+
+    /// Set `error_type` by name, for causes whose Rust type is not at hand (a
+    /// `dyn Error`, or a name that came over the wire).
+    ///
+    /// ```
+    /// let failure = backstop_core::Failure::unexpected("x").with_error_type("RuntimeError");
+    /// assert_eq!(failure.error_type(), "RuntimeError");
+    /// ```
+    pub fn with_error_type(mut self, error_type: impl Into<String>) -> Self {
+        self.error_type = error_type.into();
+        self
+    }
+
+    /// Attach a suggestion for the caller (E2, E5). An empty suggestion is none.
+    ///
+    /// ```
+    /// let failure = backstop_core::Failure::expected("x").with_suggestion("try y");
+    /// assert_eq!(failure.suggestion(), Some("try y"));
+    /// ```
+    pub fn with_suggestion(mut self, suggestion: impl Into<String>) -> Self {
+        let suggestion = suggestion.into();
+        self.suggestion = (!suggestion.is_empty()).then_some(suggestion);
+        self
+    }
+
+    /// Declare the level this failure is logged at (G1).
+    ///
+    /// ```
+    /// use backstop_core::{Failure, Level};
+    /// let failure = Failure::unexpected("x").with_level(Level::Info);
+    /// assert_eq!(failure.level(), Some(Level::Info));
+    /// ```
+    pub fn with_level(mut self, level: Level) -> Self {
+        self.level = Some(level);
+        self
+    }
+
+    /// Set the family that drives the protocol-error mapping (P1).
+    ///
+    /// ```
+    /// use backstop_core::{Failure, Family};
+    /// let failure = Failure::expected("no such session").with_family(Family::NotFound);
+    /// assert_eq!(failure.family(), Family::NotFound);
+    /// ```
+    pub fn with_family(mut self, family: Family) -> Self {
+        self.family = family;
+        self
+    }
+
+    /// Declare whether the caller can fix this failure (E4).
+    ///
+    /// ```
+    /// let failure = backstop_core::Failure::unexpected("denied").with_expected(true);
+    /// assert!(failure.is_expected());
+    /// ```
+    pub fn with_expected(mut self, expected: bool) -> Self {
+        self.expected = expected;
+        self
+    }
+
+    /// Add a key to the failure's own `_meta` (kept in the error result, E7).
+    ///
+    /// ```
+    /// let failure = backstop_core::Failure::expected("x").with_meta("pane", "%1".into());
+    /// assert_eq!(failure.meta()["pane"], "%1");
+    /// ```
+    pub fn with_meta(mut self, key: impl Into<String>, value: Value) -> Self {
+        self.meta.insert(key.into(), value);
+        self
+    }
+
+    /// The message as written (for a validation failure: empty; its text is rendered).
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The name of the error type that caused the failure (E3).
+    pub fn error_type(&self) -> &str {
+        &self.error_type
+    }
+
+    /// Whether the caller can fix this failure (E4).
+    pub fn is_expected(&self) -> bool {
+        self.expected
+    }
+
+    /// The suggestion, if any.
+    pub fn suggestion(&self) -> Option<&str> {
+        self.suggestion.as_deref()
+    }
+
+    /// The failure's own log level, if it declares one.
+    pub fn level(&self) -> Option<Level> {
+        self.level
+    }
+
+    /// The family (P1).
+    pub fn family(&self) -> Family {
+        self.family
+    }
+
+    /// The failure's own `_meta` keys.
+    pub fn meta(&self) -> &Map<String, Value> {
+        &self.meta
+    }
+
+    /// The validation problems; empty unless this is a validation failure.
+    pub fn problems(&self) -> &[Problem] {
+        &self.problems
+    }
+
+    /// `true` for an argument-validation failure (V1).
+    pub fn is_validation(&self) -> bool {
+        self.validation
+    }
+}

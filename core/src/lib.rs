@@ -1,0 +1,20 @@
+//! # backstop-core
+//!
+//! The sans-IO core of backstop: pure functions that make an MCP server's tool
+//! failures readable by the model, and that keep the *end* of oversized tool output
+//! under a hard byte cap. No async, no I/O, no MCP SDK: adapters (rmcp, raw JSON-RPC)
+//! translate their types into these and back.
+//!
+//! Rules cited as `E1`, `L4`, … are those of the project's specification.
+#![forbid(unsafe_code)]
+
+pub mod failure;
+pub mod result;
+pub mod session;
+pub mod validation;
+pub mod wire;
+
+pub use failure::{Failure, Family, Level};
+pub use result::{Content, ModelError, TextContent, ToolResult};
+pub use session::{ClientInfo, Revision, Session};
+pub use validation::{Problem, ProblemKind};

@@ -1,0 +1,235 @@
+//! Wire size: the length of the compact JSON serialization, counted without
+//! serializing.
+//!
+//! The cap of the limiter bounds exactly what `serde_json::to_vec` would write: no
+//! whitespace, non-ASCII as raw UTF-8, `"` and `\` escaped, `\n`-style short escapes for
+//! five control characters and `\u00XX` for the others. Every function here counts
+//! that number and stops as soon as the count passes a limit, so learning that a
+//! 100 MB value is over a 1 MB cap reads about 1 MB of it (SPEC L13).
+
+use serde_json::{Map, Value};
+
+/// The number of bytes each byte of a string occupies inside a JSON string literal.
+///
+/// Bytes at or above 0x80 are parts of raw UTF-8 sequences and count once.
+const ESCAPED_LEN: [u8; 256] = {
+    let mut table = [1u8; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = 6; // \u00XX
+        b += 1;
+    }
+    table[0x08] = 2; // \b
+    table[0x09] = 2; // \t
+    table[0x0A] = 2; // \n
+    table[0x0C] = 2; // \f
+    table[0x0D] = 2; // \r
+    table[b'"' as usize] = 2;
+    table[b'\\' as usize] = 2;
+    table
+};
+
+/// How many bytes a string occupies inside a JSON string literal, quotes excluded.
+///
+/// ```
+/// use backstop_core::wire::escaped_len;
+/// assert_eq!(escaped_len("a\nb"), 4);          // \n is two bytes
+/// assert_eq!(escaped_len("\u{1b}[0m"), 9);     // ESC is six: \u001b
+/// assert_eq!(escaped_len("é"), 2);             // raw UTF-8
+/// ```
+pub fn escaped_len(text: &str) -> usize {
+    escaped_len_of_bytes(text.as_bytes())
+}
+
+/// [`escaped_len`] of a byte slice that is part of a UTF-8 string.
+pub(crate) fn escaped_len_of_bytes(bytes: &[u8]) -> usize {
+    bytes.iter().map(|&b| usize::from(ESCAPED_LEN[usize::from(b)])).sum()
+}
+
+/// The escaped length of one byte (see [`escaped_len`]).
+pub(crate) fn escaped_len_of_byte(byte: u8) -> usize {
+    usize::from(ESCAPED_LEN[usize::from(byte)])
+}
+
+/// The wire size of a string literal: its escaped length plus the two quotes.
+///
+/// ```
+/// use backstop_core::wire::string_size;
+/// assert_eq!(string_size("say \"hi\""), 12);
+/// assert_eq!(string_size(""), serde_json::to_vec("").unwrap().len());
+/// ```
+pub fn string_size(text: &str) -> usize {
+    escaped_len(text) + 2
+}
+
+/// A running count of wire bytes that gives up once it passes its limit.
+///
+/// Counting stops at the first addition that takes the total over the limit; the
+/// functions that feed it then return early, so the cost of counting is bounded by the
+/// limit and not by the size of what is counted.
+///
+/// ```
+/// use backstop_core::wire::Meter;
+/// let mut meter = Meter::new(10);
+/// assert!(meter.value(&serde_json::json!({"a": 1})).is_ok());
+/// assert_eq!(meter.used(), 7);
+/// assert!(meter.str("a long string").is_err());
+/// ```
+#[derive(Debug, Clone)]
+pub struct Meter {
+    used: usize,
+    limit: usize,
+}
+
+/// The count passed the meter's limit; what was being counted is larger than it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OverLimit;
+
+/// Strings are counted in chunks of this many bytes between limit checks.
+const CHUNK: usize = 64 * 1024;
+
+impl Meter {
+    /// A meter that has counted nothing and allows `limit` bytes.
+    pub fn new(limit: usize) -> Self {
+        Self { used: 0, limit }
+    }
+
+    /// A meter without a limit: it never fails.
+    pub fn unlimited() -> Self {
+        Self::new(usize::MAX)
+    }
+
+    /// The bytes counted so far.
+    pub fn used(&self) -> usize {
+        self.used
+    }
+
+    /// Count `n` more bytes.
+    pub fn add(&mut self, n: usize) -> Result<(), OverLimit> {
+        self.used = self.used.saturating_add(n);
+        if self.used > self.limit {
+            Err(OverLimit)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Count a string literal, stopping within one chunk of passing the limit.
+    pub fn str(&mut self, text: &str) -> Result<(), OverLimit> {
+        self.add(2)?;
+        self.escaped(text)
+    }
+
+    /// Count the escaped contents of a string literal, without its quotes.
+    pub fn escaped(&mut self, text: &str) -> Result<(), OverLimit> {
+        for chunk in text.as_bytes().chunks(CHUNK) {
+            self.add(escaped_len_of_bytes(chunk))?;
+        }
+        Ok(())
+    }
+
+    /// Count a JSON value as `serde_json` would write it compactly.
+    pub fn value(&mut self, value: &Value) -> Result<(), OverLimit> {
+        match value {
+            Value::Null => self.add(4),
+            Value::Bool(true) => self.add(4),
+            Value::Bool(false) => self.add(5),
+            Value::Number(number) => self.add(number_size(number)),
+            Value::String(text) => self.str(text),
+            Value::Array(items) => {
+                self.add(2 + items.len().saturating_sub(1))?;
+                items.iter().try_for_each(|item| self.value(item))
+            }
+            Value::Object(map) => self.object(map),
+        }
+    }
+
+    /// Count a JSON object as `serde_json` would write it compactly.
+    pub fn object(&mut self, map: &Map<String, Value>) -> Result<(), OverLimit> {
+        self.add(2 + map.len().saturating_sub(1))?;
+        map.iter().try_for_each(|(key, value)| self.member(key, value))
+    }
+
+    /// Count one `"key":value` member of an object (no comma).
+    pub fn member(&mut self, key: &str, value: &Value) -> Result<(), OverLimit> {
+        self.str(key)?;
+        self.add(1)?;
+        self.value(value)
+    }
+}
+
+/// The serialized length of a number, exactly as `serde_json` writes it.
+fn number_size(number: &serde_json::Number) -> usize {
+    struct Count(usize);
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut count = Count(0);
+    // Writing a number into a counter cannot fail.
+    let _ = serde_json::to_writer(&mut count, number);
+    count.0
+}
+
+/// The wire size of a JSON value, or `None` if it is larger than `limit`.
+///
+/// ```
+/// use backstop_core::wire::value_size_upto;
+/// let v = serde_json::json!({"text": "line\n", "n": [1, 2.5, null]});
+/// assert_eq!(value_size_upto(&v, 1000), Some(serde_json::to_vec(&v).unwrap().len()));
+/// assert_eq!(value_size_upto(&v, 10), None);
+/// ```
+pub fn value_size_upto(value: &Value, limit: usize) -> Option<usize> {
+    let mut meter = Meter::new(limit);
+    meter.value(value).ok().map(|()| meter.used())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn json_value() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            any::<u64>().prop_map(Value::from),
+            any::<f64>().prop_map(Value::from),
+            ".*".prop_map(Value::String),
+            "[\\x00-\\x20\"\\\\\u{7f}\u{80}-\u{ff}]*".prop_map(Value::String),
+        ];
+        leaf.prop_recursive(4, 64, 8, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..8).prop_map(Value::Array),
+                prop::collection::btree_map(".*", inner, 0..8)
+                    .prop_map(|m| Value::Object(m.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn counts_exactly_what_serde_json_writes(value in json_value()) {
+            let written = serde_json::to_vec(&value).unwrap().len();
+            prop_assert_eq!(value_size_upto(&value, usize::MAX), Some(written));
+            prop_assert_eq!(value_size_upto(&value, written), Some(written));
+            if written > 0 {
+                prop_assert_eq!(value_size_upto(&value, written - 1), None);
+            }
+        }
+    }
+
+    #[test]
+    fn every_byte_escapes_as_serde_json_does() {
+        for b in 0u8..0x80 {
+            let s = (b as char).to_string();
+            assert_eq!(string_size(&s), serde_json::to_vec(&s).unwrap().len(), "byte {b:#x}");
+        }
+    }
+}
