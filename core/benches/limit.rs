@@ -1,1 +1,43 @@
-fn main() {}
+//! The limiter on one text block of 1 MB, 10 MB and 100 MB at a 1 MB cap, beside
+//! `serde_json::to_vec` of the same results (what a limiter that serializes to measure
+//! would pay before it even starts cutting).
+//!
+//! Run: `cargo bench -p backstop-core --bench limit`. The inputs are the same as those
+//! of `scripts/anchor_limiter_bench.py`, which times the reference implementation.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use backstop_core::{Limit, ToolResult};
+use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
+
+/// Terminal scrollback of `size / 26` lines of exactly 26 bytes each.
+fn scrollback(size: usize) -> String {
+    let mut text = String::with_capacity(size);
+    for n in 0..size / 26 {
+        use std::fmt::Write;
+        let _ = writeln!(text, "line {n:010} of output");
+    }
+    text
+}
+
+fn limit(c: &mut Criterion) {
+    let limit = Limit::default();
+    let mut group = c.benchmark_group("limit_1MB_cap");
+    group.sample_size(10).warm_up_time(Duration::from_millis(500));
+    for (label, size) in [("1MB", 1_000_000), ("10MB", 10_000_000), ("100MB", 100_000_000)] {
+        let result = ToolResult::text(scrollback(size));
+        assert!(limit.truncate(&result).is_some(), "{label} is over the cap");
+        group.throughput(Throughput::Bytes(size as u64));
+        group.bench_with_input(BenchmarkId::new("backstop_truncate", label), &result, |b, r| {
+            b.iter(|| limit.truncate(black_box(r)))
+        });
+        group.bench_with_input(BenchmarkId::new("serde_json_to_vec", label), &result, |b, r| {
+            b.iter(|| serde_json::to_vec(black_box(r)).unwrap())
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, limit);
+criterion_main!(benches);

@@ -9,12 +9,14 @@
 #![forbid(unsafe_code)]
 
 pub mod failure;
+pub mod limit;
 pub mod result;
 pub mod session;
 pub mod validation;
 pub mod wire;
 
 pub use failure::{Failure, Family, Level};
+pub use limit::{Limit, LimitError, Limited, MetaKept, Truncation};
 pub use result::{Content, ModelError, TextContent, ToolResult};
 pub use session::{ClientInfo, Revision, Session};
 pub use validation::{Problem, ProblemKind};

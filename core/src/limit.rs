@@ -1,0 +1,551 @@
+//! The response limit: tail-truncation of oversized tool results under a hard byte
+//! cap (SPEC L1–L14).
+//!
+//! Over the cap, the text of the text blocks (joined by `\n\n`) is cut from the
+//! *head*: the tail — the shell prompt, the last lines of output, the hint at the end
+//! of an error — survives behind a header line `[... truncated N bytes ...]`.
+//!
+//! - The cap is hard (L4): escapes, `_meta`, the header and the truncation report are
+//!   all counted, exactly as `serde_json` would write them.
+//! - The tail is the longest that fits (L10), cut at a grapheme-cluster boundary,
+//!   never inside a terminal escape sequence (L8), and at a line start when one lies
+//!   near the start of the kept window (L9).
+//! - `isError`, `_meta`, `resultType` and unknown members survive (L5–L7).
+//! - Cost is bounded by the cap (L13): the dropped head is neither read nor copied.
+//!
+//! ```
+//! use backstop_core::{Limit, ToolResult};
+//!
+//! let scrollback: String = (1..=100_000).map(|n| format!("line {n} of output\n")).collect();
+//! let limit = Limit::new(1_000).unwrap();
+//! let limited = limit.apply("capture_pane", ToolResult::text(scrollback + "PROMPT $"));
+//!
+//! let text = limited.result.content[0].as_text().unwrap();
+//! assert!(text.starts_with("[... truncated "));
+//! assert!(text.ends_with("line 100000 of output\nPROMPT $"));
+//! assert!(serde_json::to_vec(&limited.result).unwrap().len() <= 1_000);
+//! assert!(limited.truncation.is_some());
+//! ```
+
+mod escape;
+mod joined;
+
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+use unicode_segmentation::{GraphemeCursor, GraphemeIncomplete};
+
+use crate::result::{Content, ToolResult};
+use joined::Joined;
+
+/// The default cap: 1,000,000 bytes of wire size (SPEC L2).
+pub const DEFAULT_MAX_BYTES: usize = 1_000_000;
+
+/// The `_meta` key under which a cut is reported (SPEC L12).
+pub const TRUNCATION_META_KEY: &str = "backstop/truncation";
+
+/// The `_meta` keys of an error result that survive when the rest of `_meta` cannot
+/// (SPEC L6: the E3–E5 keys).
+pub const ERROR_META_KEYS: [&str; 3] = ["error_type", "expected", "suggestion"];
+
+/// A line break this close to the start of the kept window moves the cut to the next
+/// line (SPEC L9): within the first quarter of the window, and at most this many bytes.
+pub const LINE_ALIGN_MAX_BYTES: usize = 4096;
+
+/// A response limit that cannot be configured.
+///
+/// ```
+/// use backstop_core::{Limit, LimitError};
+/// let err = Limit::new(10).unwrap_err();
+/// assert_eq!(err, LimitError::CapTooSmall { cap: 10, min: Limit::min_bytes() });
+/// assert!(err.to_string().contains(&Limit::min_bytes().to_string()));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LimitError {
+    /// The cap cannot hold even the smallest truncated result (SPEC L14).
+    #[error(
+        "a response cap of {cap} bytes cannot hold any truncated result; the minimum is {min} bytes"
+    )]
+    CapTooSmall {
+        /// The cap asked for.
+        cap: usize,
+        /// The smallest cap that works.
+        min: usize,
+    },
+}
+
+/// A response limit: a cap in wire bytes, the tools it applies to, and whether cuts
+/// are line-aligned.
+///
+/// ```
+/// use backstop_core::Limit;
+/// let limit = Limit::new(50_000).unwrap().only_tools(["capture_pane", "show_buffer"]);
+/// assert!(limit.applies_to("capture_pane"));
+/// assert!(!limit.applies_to("list_panes"));
+/// assert_eq!(Limit::default().max_bytes(), 1_000_000);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Limit {
+    max_bytes: usize,
+    tools: Option<BTreeSet<String>>,
+    line_align: bool,
+}
+
+/// What limiting did to a result.
+///
+/// ```
+/// use backstop_core::{Limit, ToolResult};
+/// let limited = Limit::default().apply("t", ToolResult::text("small"));
+/// assert_eq!(limited.result, ToolResult::text("small"));
+/// assert!(limited.truncation.is_none());
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Limited {
+    /// The result to send: the input when nothing was cut.
+    pub result: ToolResult,
+    /// What was cut; `None` when the result was returned unchanged.
+    pub truncation: Option<Truncation>,
+}
+
+/// A report of one cut, also written to `_meta` under [`TRUNCATION_META_KEY`] unless
+/// the cap could not hold it (SPEC L12).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Truncation {
+    /// Bytes of the joined text dropped from its head: the `N` of the header (L3).
+    pub dropped_bytes: usize,
+    /// Bytes of the joined text before the cut.
+    pub original_bytes: usize,
+    /// Content blocks other than text that were dropped.
+    pub dropped_blocks: usize,
+    /// How much of the result's `_meta` could be kept.
+    #[serde(skip)]
+    pub meta: MetaKept,
+}
+
+/// How much of a truncated result's `_meta` survived (SPEC L6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MetaKept {
+    /// All of it, with the truncation report.
+    #[default]
+    All,
+    /// Only the E3–E5 keys ([`ERROR_META_KEYS`]), with the truncation report.
+    ErrorKeys,
+    /// None: the result is the header line alone, with `isError` kept.
+    Nothing,
+}
+
+impl Default for Limit {
+    fn default() -> Self {
+        Self { max_bytes: DEFAULT_MAX_BYTES, tools: None, line_align: true }
+    }
+}
+
+impl Limit {
+    /// A limit of `max_bytes` wire bytes for every tool, line-aligned.
+    ///
+    /// Refuses a cap too small to hold any truncated result, naming the minimum (L14).
+    ///
+    /// ```
+    /// use backstop_core::Limit;
+    /// assert!(Limit::new(Limit::min_bytes()).is_ok());
+    /// assert!(Limit::new(Limit::min_bytes() - 1).is_err());
+    /// ```
+    pub fn new(max_bytes: usize) -> Result<Self, LimitError> {
+        let min = Self::min_bytes();
+        if max_bytes < min {
+            return Err(LimitError::CapTooSmall { cap: max_bytes, min });
+        }
+        Ok(Self { max_bytes, ..Self::default() })
+    }
+
+    /// The smallest cap that can hold every truncated result: the header line alone,
+    /// with the largest possible count and `"isError":false`.
+    ///
+    /// ```
+    /// assert!(backstop_core::Limit::min_bytes() < 200);
+    /// ```
+    pub fn min_bytes() -> usize {
+        header_only(usize::MAX, Some(false)).wire_size()
+    }
+
+    /// Apply the limit only to the named tools (L1).
+    pub fn only_tools<I, S>(mut self, tools: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.tools = Some(tools.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Cut at line starts when one is near (`true`, the default), or at the longest
+    /// grapheme boundary that fits (`false`) (L9).
+    ///
+    /// ```
+    /// let limit = backstop_core::Limit::default().line_aligned(false);
+    /// assert!(!limit.is_line_aligned());
+    /// ```
+    pub fn line_aligned(mut self, line_align: bool) -> Self {
+        self.line_align = line_align;
+        self
+    }
+
+    /// The cap in wire bytes.
+    pub fn max_bytes(&self) -> usize {
+        self.max_bytes
+    }
+
+    /// Whether cuts are line-aligned.
+    pub fn is_line_aligned(&self) -> bool {
+        self.line_align
+    }
+
+    /// Whether the limit applies to results of `tool` (L1).
+    pub fn applies_to(&self, tool: &str) -> bool {
+        self.tools.as_ref().is_none_or(|tools| tools.contains(tool))
+    }
+
+    /// Limit the result of a call of `tool`: unchanged when the limit does not apply to
+    /// the tool, when the result is not complete (input-required, task), or when it is
+    /// at or under the cap (L1, L2); else cut (L3–L12).
+    ///
+    /// ```
+    /// use backstop_core::{Limit, ToolResult};
+    /// let limit = Limit::new(200).unwrap().only_tools(["big"]);
+    /// let output = ToolResult::text("x".repeat(1000));
+    /// assert!(limit.apply("small", output.clone()).truncation.is_none());
+    /// assert!(limit.apply("big", output).truncation.is_some());
+    /// ```
+    pub fn apply(&self, tool: &str, result: ToolResult) -> Limited {
+        if !self.applies_to(tool) {
+            return Limited { result, truncation: None };
+        }
+        self.apply_to_result(result)
+    }
+
+    /// Limit a result whatever tool it came from; see [`apply`](Self::apply).
+    ///
+    /// ```
+    /// use backstop_core::{Limit, ToolResult};
+    /// let mut error = ToolResult::text("E".repeat(5000));
+    /// error.is_error = Some(true);
+    /// let limited = Limit::new(500).unwrap().apply_to_result(error);
+    /// assert_eq!(limited.result.is_error, Some(true)); // L5
+    /// ```
+    pub fn apply_to_result(&self, result: ToolResult) -> Limited {
+        match self.truncate(&result) {
+            Some(limited) => limited,
+            None => Limited { result, truncation: None },
+        }
+    }
+
+    /// The cut version of a result that needs one, or `None` when the result is to be
+    /// sent as it is (not complete, or at or under the cap). Reads and copies about as
+    /// many bytes as the cap, however large the result (L13).
+    ///
+    /// ```
+    /// use backstop_core::{Limit, ToolResult};
+    /// let huge = ToolResult::text("y".repeat(10_000_000));
+    /// let cut = Limit::default().truncate(&huge).unwrap();
+    /// assert_eq!(cut.truncation.unwrap().original_bytes, 10_000_000);
+    /// assert!(Limit::default().truncate(&ToolResult::text("ok")).is_none());
+    /// ```
+    pub fn truncate(&self, result: &ToolResult) -> Option<Limited> {
+        if !result.is_complete() || result.wire_size_upto(self.max_bytes).is_some() {
+            return None;
+        }
+        let text_blocks = result.content.iter().filter_map(Content::as_text);
+        let non_text = result.content.iter().filter(|c| c.as_text().is_none()).count();
+        let json_text;
+        let joined = if text_blocks.clone().next().is_some() {
+            Joined::new(text_blocks)
+        } else {
+            // No text block: the result's own JSON (the members the cut replaces) is the
+            // text. This one path reads the whole result once to write that JSON.
+            json_text = payload_json(result);
+            Joined::new([json_text.as_str()])
+        };
+        let cutter = Cutter { limit: self, source: result, joined: &joined, non_text };
+        Some(
+            cutter
+                .cut(MetaKept::All)
+                .or_else(|| cutter.cut(MetaKept::ErrorKeys))
+                .unwrap_or_else(|| cutter.header_only()),
+        )
+    }
+}
+
+/// The JSON of the members a cut replaces, for results with no text block.
+fn payload_json(result: &ToolResult) -> String {
+    #[derive(Serialize)]
+    struct Payload<'a> {
+        content: &'a [Content],
+        #[serde(rename = "structuredContent", skip_serializing_if = "Option::is_none")]
+        structured_content: Option<&'a Value>,
+    }
+    let payload =
+        Payload { content: &result.content, structured_content: result.structured_content.as_ref() };
+    serde_json::to_string(&payload).unwrap_or_default()
+}
+
+/// The header line of a cut (L3).
+fn header(dropped: usize) -> String {
+    format!("[... truncated {dropped} bytes ...]")
+}
+
+/// A result that is the header line alone, keeping `isError` (L6).
+fn header_only(dropped: usize, is_error: Option<bool>) -> ToolResult {
+    ToolResult { is_error, ..ToolResult::text(header(dropped)) }
+}
+
+/// The number of decimal digits of `n`.
+fn digits(n: usize) -> usize {
+    n.checked_ilog10().map_or(1, |d| d as usize + 1)
+}
+
+/// One cut in the making: the result, its joined text, and the limit.
+struct Cutter<'a> {
+    limit: &'a Limit,
+    source: &'a ToolResult,
+    joined: &'a Joined<'a>,
+    non_text: usize,
+}
+
+impl Cutter<'_> {
+    fn report(&self, dropped: usize, meta: MetaKept) -> Truncation {
+        Truncation {
+            dropped_bytes: dropped,
+            original_bytes: self.joined.len(),
+            dropped_blocks: self.non_text,
+            meta,
+        }
+    }
+
+    /// The `_meta` a cut result would carry, or `None` if it alone is over the cap.
+    fn kept_meta(&self, kept: MetaKept) -> Option<Map<String, Value>> {
+        let cap = self.limit.max_bytes;
+        let meta = self.source.meta.as_ref();
+        // Measure before copying: a `_meta` over the cap is never copied.
+        let fits = |v: &Value| crate::wire::value_size_upto(v, cap).is_some();
+        let mut out = match kept {
+            MetaKept::All => match meta {
+                Some(meta) => {
+                    crate::wire::Meter::new(cap).object(meta).ok()?;
+                    meta.clone()
+                }
+                None => Map::new(),
+            },
+            MetaKept::ErrorKeys => {
+                let meta = meta?;
+                if meta.keys().all(|k| ERROR_META_KEYS.contains(&k.as_str())) {
+                    return None; // Nothing to drop: the same as MetaKept::All.
+                }
+                let mut kept = Map::new();
+                for key in ERROR_META_KEYS {
+                    if let Some(value) = meta.get(key) {
+                        if !fits(value) {
+                            return None;
+                        }
+                        kept.insert(key.to_owned(), value.clone());
+                    }
+                }
+                kept
+            }
+            MetaKept::Nothing => return None,
+        };
+        out.remove(TRUNCATION_META_KEY);
+        Some(out)
+    }
+
+    /// The longest cut that fits with this much `_meta` kept, if any fits at all.
+    fn cut(&self, kept: MetaKept) -> Option<Limited> {
+        let cap = self.limit.max_bytes;
+        let mut meta = self.kept_meta(kept)?;
+        for (k, v) in &self.source.extra {
+            let mut meter = crate::wire::Meter::new(cap);
+            meter.member(k, v).ok()?;
+        }
+        // The result with an empty tail and a one-digit count: everything but the tail
+        // and the count's extra digits.
+        let report = |dropped| serde_json::to_value(self.report(dropped, kept)).ok();
+        meta.insert(TRUNCATION_META_KEY.into(), report(0)?);
+        let mut result = ToolResult {
+            content: vec![Content::text(header(0) + "\n")],
+            structured_content: None,
+            is_error: self.source.is_error,
+            meta: Some(meta),
+            result_type: self.source.result_type.clone(),
+            extra: self.source.extra.clone(),
+        };
+        let skeleton = result.wire_size_upto(cap)?;
+        // size(p) = skeleton + 2 × (digits(p) − 1) + escaped length of the tail from p:
+        // the count appears twice, in the header and in the report.
+        let size = |p: usize, escaped_tail: usize| skeleton + 2 * (digits(p) - 1) + escaped_tail;
+        let cut = self.find_cut(cap - skeleton, |p, e| size(p, e) <= cap)?;
+        let start = cut.start;
+
+        let mut text = header(start) + "\n";
+        text.push_str(cut.tail());
+        result.content = vec![Content::text(text)];
+        if let Some(meta) = result.meta.as_mut() {
+            meta.insert(TRUNCATION_META_KEY.into(), report(start)?);
+        }
+        debug_assert!(result.wire_size_upto(cap).is_some(), "L4: the cut result fits");
+        Some(Limited { result, truncation: Some(self.report(start, kept)) })
+    }
+
+    /// The header line alone, with `isError` (L6's last resort; always fits a valid cap).
+    fn header_only(&self) -> Limited {
+        let dropped = self.joined.len();
+        Limited {
+            result: header_only(dropped, self.source.is_error),
+            truncation: Some(self.report(dropped, MetaKept::Nothing)),
+        }
+    }
+
+    /// Where the kept tail starts: the smallest allowed cut position `p` with
+    /// `fits(p, escaped length of the tail from p)`.
+    ///
+    /// `budget` bounds the escaped length of any tail that can fit, so no allowed `p`
+    /// lies before the point where the budget runs out when walking back.
+    fn find_cut(&self, budget: usize, fits: impl Fn(usize, usize) -> bool) -> Option<Cut> {
+        let joined = self.joined;
+        let end = joined.len();
+        let (lowest, escaped) = joined.tail_within(budget);
+        // The window the cut can land in, with enough before it to see escape sequences.
+        let window_start = joined.floor_char_boundary(lowest.saturating_sub(escape::LOOKBACK));
+        let window = joined.copy_from(window_start);
+        let mut boundaries = Boundaries::new(joined, &window, window_start);
+
+        // Walk forward over allowed positions, keeping the escaped tail length current.
+        let mut tail = Tail { window: &window, window_start, pos: lowest, escaped };
+        let mut pos = lowest;
+        let grapheme_cut = loop {
+            pos = boundaries.allowed_at_or_after(pos);
+            tail.advance_to(pos);
+            if fits(pos, tail.escaped) {
+                break pos;
+            }
+            if pos == end {
+                return None;
+            }
+            pos = boundaries.next_grapheme(pos);
+        };
+        if !self.limit.line_align || grapheme_cut == 0 {
+            return Some(Cut { start: grapheme_cut, window_start, window });
+        }
+        // L9: the next line start, if it is near the start of the kept window.
+        let reach = ((end - grapheme_cut) / 4).min(LINE_ALIGN_MAX_BYTES);
+        let bytes = window.as_bytes();
+        let first = grapheme_cut - 1 - window_start;
+        for i in first..=(first + reach).min(bytes.len() - 1) {
+            if bytes[i] == b'\n' {
+                let line_start = window_start + i + 1;
+                tail.advance_to(line_start);
+                if fits(line_start, tail.escaped) {
+                    return Some(Cut { start: line_start, window_start, window });
+                }
+            }
+        }
+        Some(Cut { start: grapheme_cut, window_start, window })
+    }
+}
+
+/// Where a cut starts, with the copied window of the joined text that holds its tail.
+struct Cut {
+    start: usize,
+    window_start: usize,
+    window: String,
+}
+
+impl Cut {
+    fn tail(&self) -> &str {
+        &self.window[self.start - self.window_start..]
+    }
+}
+
+/// The escaped length of the joined text from a moving position to its end.
+struct Tail<'a> {
+    window: &'a str,
+    window_start: usize,
+    pos: usize,
+    escaped: usize,
+}
+
+impl Tail<'_> {
+    fn advance_to(&mut self, pos: usize) {
+        debug_assert!(pos >= self.pos);
+        let from = self.pos - self.window_start;
+        let to = pos - self.window_start;
+        self.escaped -= crate::wire::escaped_len(&self.window[from..to]);
+        self.pos = pos;
+    }
+}
+
+/// Allowed cut positions: grapheme-cluster boundaries outside escape sequences (L8).
+struct Boundaries<'a> {
+    joined: &'a Joined<'a>,
+    window: &'a str,
+    window_start: usize,
+    cursor: GraphemeCursor,
+}
+
+impl<'a> Boundaries<'a> {
+    fn new(joined: &'a Joined<'a>, window: &'a str, window_start: usize) -> Self {
+        let cursor = GraphemeCursor::new(window_start, joined.len(), true);
+        Self { joined, window, window_start, cursor }
+    }
+
+    /// The smallest allowed position at or after `pos` (the end is always allowed).
+    fn allowed_at_or_after(&mut self, mut pos: usize) -> usize {
+        let end = self.joined.len();
+        while pos < end {
+            if !self.is_grapheme_boundary(pos) {
+                pos = self.next_grapheme(pos);
+            } else if let Some(seq_end) = escape::enclosing_end(self.window, pos - self.window_start)
+            {
+                pos = self.window_start + seq_end;
+            } else {
+                break;
+            }
+        }
+        pos.min(end)
+    }
+
+    fn is_grapheme_boundary(&mut self, pos: usize) -> bool {
+        self.cursor.set_cursor(pos);
+        loop {
+            match self.cursor.is_boundary(self.window, self.window_start) {
+                Ok(answer) => return answer,
+                Err(GraphemeIncomplete::PreContext(at)) if at > 0 => self.provide_context(at),
+                // Cannot happen for a window that runs to the end of the text; a plain
+                // character boundary is the safe answer.
+                Err(_) => return self.window.is_char_boundary(pos - self.window_start),
+            }
+        }
+    }
+
+    /// Hand the cursor the text just before `at`, from outside the window if need be.
+    fn provide_context(&mut self, at: usize) {
+        let (chunk, start) = self.joined.chunk_ending_at(at);
+        self.cursor.provide_context(chunk, start);
+    }
+
+    /// The next grapheme-cluster boundary after `pos` (the end if none).
+    fn next_grapheme(&mut self, pos: usize) -> usize {
+        let end = self.joined.len();
+        self.cursor.set_cursor(pos);
+        loop {
+            match self.cursor.next_boundary(self.window, self.window_start) {
+                Ok(next) => return next.unwrap_or(end),
+                Err(GraphemeIncomplete::PreContext(at)) if at > 0 => self.provide_context(at),
+                Err(_) => {
+                    // Fall back to the next character boundary.
+                    let rest = &self.window[pos - self.window_start..];
+                    return pos + rest.chars().next().map_or(0, char::len_utf8).max(1);
+                }
+            }
+        }
+    }
+}
