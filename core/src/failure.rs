@@ -8,6 +8,7 @@
 
 use serde_json::{Map, Value};
 
+use crate::protocol_error::ProtocolError;
 use crate::validation::Problem;
 
 /// What kind of failure this is, for the protocol-error mapping of non-tool methods
@@ -33,6 +34,46 @@ pub enum Family {
     Internal,
 }
 
+impl Family {
+    /// Every family.
+    pub const ALL: [Family; 5] = [
+        Family::NotFound,
+        Family::InvalidParams,
+        Family::Permission,
+        Family::Timeout,
+        Family::Internal,
+    ];
+
+    /// The family's name: `not_found`, `invalid_params`, `permission`, `timeout`,
+    /// `internal`.
+    ///
+    /// ```
+    /// use backstop_core::Family;
+    /// assert_eq!(Family::NotFound.as_str(), "not_found");
+    /// assert_eq!(Family::parse("not_found"), Some(Family::NotFound));
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Family::NotFound => "not_found",
+            Family::InvalidParams => "invalid_params",
+            Family::Permission => "permission",
+            Family::Timeout => "timeout",
+            Family::Internal => "internal",
+        }
+    }
+
+    /// The family named by [`as_str`](Self::as_str), if any.
+    ///
+    /// ```
+    /// use backstop_core::Family;
+    /// assert!(Family::ALL.iter().all(|f| Family::parse(f.as_str()) == Some(*f)));
+    /// assert_eq!(Family::parse("NotFound"), None);
+    /// ```
+    pub fn parse(name: &str) -> Option<Family> {
+        Self::ALL.into_iter().find(|family| family.as_str() == name)
+    }
+}
+
 /// A log level, for the failure's own level (SPEC G1).
 ///
 /// ```
@@ -51,6 +92,44 @@ pub enum Level {
     Warning,
     /// Error.
     Error,
+}
+
+impl Level {
+    /// The level's lowercase name: `trace`, `debug`, `info`, `warning`, `error`.
+    ///
+    /// ```
+    /// assert_eq!(backstop_core::Level::Warning.as_str(), "warning");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Level::Trace => "trace",
+            Level::Debug => "debug",
+            Level::Info => "info",
+            Level::Warning => "warning",
+            Level::Error => "error",
+        }
+    }
+
+    /// A level from its name, case-insensitively; also the common spellings `warn`,
+    /// `critical` and `fatal` (both [`Level::Error`]), so that levels written by
+    /// other logging systems (Python's `WARNING`, …) are understood.
+    ///
+    /// ```
+    /// use backstop_core::Level;
+    /// assert_eq!(Level::parse("WARNING"), Some(Level::Warning));
+    /// assert_eq!(Level::parse("warn"), Some(Level::Warning));
+    /// assert_eq!(Level::parse("loud"), None);
+    /// ```
+    pub fn parse(name: &str) -> Option<Level> {
+        match name.to_ascii_lowercase().as_str() {
+            "trace" => Some(Level::Trace),
+            "debug" => Some(Level::Debug),
+            "info" => Some(Level::Info),
+            "warning" | "warn" => Some(Level::Warning),
+            "error" | "critical" | "fatal" => Some(Level::Error),
+            _ => None,
+        }
+    }
 }
 
 /// The `error_type` of an expected failure built from a message alone.
@@ -87,6 +166,7 @@ pub struct Failure {
     meta: Map<String, Value>,
     problems: Vec<Problem>,
     validation: bool,
+    protocol: Option<Box<ProtocolError>>,
 }
 
 /// The name of a Rust type without its module path or generic arguments:
@@ -114,6 +194,7 @@ impl Failure {
             meta: Map::new(),
             problems: Vec::new(),
             validation: false,
+            protocol: None,
         }
     }
 
@@ -298,5 +379,55 @@ impl Failure {
     /// `true` for an argument-validation failure (V1).
     pub fn is_validation(&self) -> bool {
         self.validation
+    }
+
+    /// A failure that already is a protocol error (P2): what it says is read as
+    /// [`Failure::from_protocol_error`] reads it (for a tool result), and the protocol
+    /// error itself is kept, so that [`ProtocolError::from_failure`] gives it back
+    /// unchanged — unless it reads as an argument-validation failure (rmcp's
+    /// `failed to deserialize parameters: …`), whose original text may quote a rejected
+    /// value (V3 wins over P2).
+    ///
+    /// ```
+    /// use backstop_core::{Failure, ProtocolError, Revision};
+    /// let error = ProtocolError::new(-32002, "Resource not found: x");
+    /// let failure = Failure::protocol(error.clone());
+    /// assert_eq!(failure.as_protocol_error(), Some(&error));
+    /// let mapped = ProtocolError::from_failure(&failure, "resources/read", Revision::NEWEST, Some("x"));
+    /// assert_eq!(mapped, error);
+    /// ```
+    pub fn protocol(error: ProtocolError) -> Self {
+        let failure = Self::from_protocol_error(&error);
+        if failure.is_validation() {
+            // Read as argument validation: the original may quote a rejected value (V3).
+            failure
+        } else {
+            failure.carrying(error)
+        }
+    }
+
+    /// The protocol error this failure already is, if it is one (P2).
+    ///
+    /// ```
+    /// use backstop_core::{Failure, ProtocolError};
+    /// assert!(Failure::unexpected("boom").as_protocol_error().is_none());
+    /// let error = ProtocolError::new(-32603, "Internal error: boom");
+    /// assert_eq!(Failure::from(error.clone()).as_protocol_error(), Some(&error));
+    /// ```
+    pub fn as_protocol_error(&self) -> Option<&ProtocolError> {
+        self.protocol.as_deref()
+    }
+
+    /// Keep this protocol error as the one this failure already is (P2).
+    pub(crate) fn carrying(mut self, error: ProtocolError) -> Self {
+        self.protocol = Some(Box::new(error));
+        self
+    }
+}
+
+impl From<ProtocolError> for Failure {
+    /// See [`Failure::protocol`].
+    fn from(error: ProtocolError) -> Self {
+        Failure::protocol(error)
     }
 }

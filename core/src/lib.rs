@@ -8,15 +8,23 @@
 //! Rules cited as `E1`, `L4`, … are those of the project's specification.
 #![forbid(unsafe_code)]
 
+pub mod error_result;
 pub mod failure;
 pub mod limit;
+pub mod log;
+pub mod protocol_error;
 pub mod result;
 pub mod session;
+pub mod suggest;
 pub mod validation;
 pub mod wire;
 
+pub use error_result::{CallContext, error_result, unknown_tool};
 pub use failure::{Failure, Family, Level};
 pub use limit::{Limit, LimitError, Limited, MetaKept, Truncation};
+pub use log::{ErrorCounts, LogRecord};
+pub use protocol_error::ProtocolError;
 pub use result::{Content, ModelError, TextContent, ToolResult};
 pub use session::{ClientInfo, Revision, Session};
-pub use validation::{Problem, ProblemKind};
+pub use suggest::{closest, edit_distance};
+pub use validation::{Problem, ProblemKind, render_problems};
