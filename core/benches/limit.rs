@@ -24,17 +24,27 @@ fn scrollback(size: usize) -> String {
 fn limit(c: &mut Criterion) {
     let limit = Limit::default();
     let mut group = c.benchmark_group("limit_1MB_cap");
-    group.sample_size(10).warm_up_time(Duration::from_millis(500));
-    for (label, size) in [("1MB", 1_000_000), ("10MB", 10_000_000), ("100MB", 100_000_000)] {
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500));
+    for (label, size) in [
+        ("1MB", 1_000_000),
+        ("10MB", 10_000_000),
+        ("100MB", 100_000_000),
+    ] {
         let result = ToolResult::text(scrollback(size));
         assert!(limit.truncate(&result).is_some(), "{label} is over the cap");
         group.throughput(Throughput::Bytes(size as u64));
-        group.bench_with_input(BenchmarkId::new("backstop_truncate", label), &result, |b, r| {
-            b.iter(|| limit.truncate(black_box(r)))
-        });
-        group.bench_with_input(BenchmarkId::new("serde_json_to_vec", label), &result, |b, r| {
-            b.iter(|| serde_json::to_vec(black_box(r)).unwrap())
-        });
+        group.bench_with_input(
+            BenchmarkId::new("backstop_truncate", label),
+            &result,
+            |b, r| b.iter(|| limit.truncate(black_box(r))),
+        );
+        group.bench_with_input(
+            BenchmarkId::new("serde_json_to_vec", label),
+            &result,
+            |b, r| b.iter(|| serde_json::to_vec(black_box(r)).unwrap()),
+        );
     }
     group.finish();
 }

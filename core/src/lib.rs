@@ -28,3 +28,8 @@ pub use result::{Content, ModelError, TextContent, ToolResult};
 pub use session::{ClientInfo, Revision, Session};
 pub use suggest::{closest, edit_distance};
 pub use validation::{Problem, ProblemKind, render_problems};
+
+/// The README's examples, compiled and run as doc tests so that they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+pub struct ReadmeDoctests;

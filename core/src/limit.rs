@@ -30,6 +30,7 @@
 mod escape;
 mod joined;
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 use serde::Serialize;
@@ -137,7 +138,11 @@ pub enum MetaKept {
 
 impl Default for Limit {
     fn default() -> Self {
-        Self { max_bytes: DEFAULT_MAX_BYTES, tools: None, line_align: true }
+        Self {
+            max_bytes: DEFAULT_MAX_BYTES,
+            tools: None,
+            line_align: true,
+        }
     }
 }
 
@@ -154,9 +159,15 @@ impl Limit {
     pub fn new(max_bytes: usize) -> Result<Self, LimitError> {
         let min = Self::min_bytes();
         if max_bytes < min {
-            return Err(LimitError::CapTooSmall { cap: max_bytes, min });
+            return Err(LimitError::CapTooSmall {
+                cap: max_bytes,
+                min,
+            });
         }
-        Ok(Self { max_bytes, ..Self::default() })
+        Ok(Self {
+            max_bytes,
+            ..Self::default()
+        })
     }
 
     /// The smallest cap that can hold every truncated result: the header line alone,
@@ -219,7 +230,10 @@ impl Limit {
     /// ```
     pub fn apply(&self, tool: &str, result: ToolResult) -> Limited {
         if !self.applies_to(tool) {
-            return Limited { result, truncation: None };
+            return Limited {
+                result,
+                truncation: None,
+            };
         }
         self.apply_to_result(result)
     }
@@ -236,7 +250,10 @@ impl Limit {
     pub fn apply_to_result(&self, result: ToolResult) -> Limited {
         match self.truncate(&result) {
             Some(limited) => limited,
-            None => Limited { result, truncation: None },
+            None => Limited {
+                result,
+                truncation: None,
+            },
         }
     }
 
@@ -256,7 +273,11 @@ impl Limit {
             return None;
         }
         let text_blocks = result.content.iter().filter_map(Content::as_text);
-        let non_text = result.content.iter().filter(|c| c.as_text().is_none()).count();
+        let non_text = result
+            .content
+            .iter()
+            .filter(|c| c.as_text().is_none())
+            .count();
         let json_text;
         let joined = if text_blocks.clone().next().is_some() {
             Joined::new(text_blocks)
@@ -266,7 +287,12 @@ impl Limit {
             json_text = payload_json(result);
             Joined::new([json_text.as_str()])
         };
-        let cutter = Cutter { limit: self, source: result, joined: &joined, non_text };
+        let cutter = Cutter {
+            limit: self,
+            source: result,
+            joined: &joined,
+            non_text,
+        };
         Some(
             cutter
                 .cut(MetaKept::All)
@@ -284,8 +310,10 @@ fn payload_json(result: &ToolResult) -> String {
         #[serde(rename = "structuredContent", skip_serializing_if = "Option::is_none")]
         structured_content: Option<&'a Value>,
     }
-    let payload =
-        Payload { content: &result.content, structured_content: result.structured_content.as_ref() };
+    let payload = Payload {
+        content: &result.content,
+        structured_content: result.structured_content.as_ref(),
+    };
     serde_json::to_string(&payload).unwrap_or_default()
 }
 
@@ -296,7 +324,10 @@ fn header(dropped: usize) -> String {
 
 /// A result that is the header line alone, keeping `isError` (L6).
 fn header_only(dropped: usize, is_error: Option<bool>) -> ToolResult {
-    ToolResult { is_error, ..ToolResult::text(header(dropped)) }
+    ToolResult {
+        is_error,
+        ..ToolResult::text(header(dropped))
+    }
 }
 
 /// The number of decimal digits of `n`.
@@ -312,7 +343,7 @@ struct Cutter<'a> {
     non_text: usize,
 }
 
-impl Cutter<'_> {
+impl<'a> Cutter<'a> {
     fn report(&self, dropped: usize, meta: MetaKept) -> Truncation {
         Truncation {
             dropped_bytes: dropped,
@@ -391,8 +422,14 @@ impl Cutter<'_> {
         if let Some(meta) = result.meta.as_mut() {
             meta.insert(TRUNCATION_META_KEY.into(), report(start)?);
         }
-        debug_assert!(result.wire_size_upto(cap).is_some(), "L4: the cut result fits");
-        Some(Limited { result, truncation: Some(self.report(start, kept)) })
+        debug_assert!(
+            result.wire_size_upto(cap).is_some(),
+            "L4: the cut result fits"
+        );
+        Some(Limited {
+            result,
+            truncation: Some(self.report(start, kept)),
+        })
     }
 
     /// The header line alone, with `isError` (L6's last resort; always fits a valid cap).
@@ -409,17 +446,22 @@ impl Cutter<'_> {
     ///
     /// `budget` bounds the escaped length of any tail that can fit, so no allowed `p`
     /// lies before the point where the budget runs out when walking back.
-    fn find_cut(&self, budget: usize, fits: impl Fn(usize, usize) -> bool) -> Option<Cut> {
+    fn find_cut(&self, budget: usize, fits: impl Fn(usize, usize) -> bool) -> Option<Cut<'a>> {
         let joined = self.joined;
         let end = joined.len();
         let (lowest, escaped) = joined.tail_within(budget);
         // The window the cut can land in, with enough before it to see escape sequences.
         let window_start = joined.floor_char_boundary(lowest.saturating_sub(escape::LOOKBACK));
-        let window = joined.copy_from(window_start);
+        let window = joined.tail_from(window_start);
         let mut boundaries = Boundaries::new(joined, &window, window_start);
 
         // Walk forward over allowed positions, keeping the escaped tail length current.
-        let mut tail = Tail { window: &window, window_start, pos: lowest, escaped };
+        let mut tail = Tail {
+            window: &window,
+            window_start,
+            pos: lowest,
+            escaped,
+        };
         let mut pos = lowest;
         let grapheme_cut = loop {
             pos = boundaries.allowed_at_or_after(pos);
@@ -433,33 +475,46 @@ impl Cutter<'_> {
             pos = boundaries.next_grapheme(pos);
         };
         if !self.limit.line_align || grapheme_cut == 0 {
-            return Some(Cut { start: grapheme_cut, window_start, window });
+            return Some(Cut {
+                start: grapheme_cut,
+                window_start,
+                window,
+            });
         }
         // L9: the next line start, if it is near the start of the kept window.
         let reach = ((end - grapheme_cut) / 4).min(LINE_ALIGN_MAX_BYTES);
-        let bytes = window.as_bytes();
+        // Line breaks from the byte just before the grapheme cut, `reach` bytes on.
         let first = grapheme_cut - 1 - window_start;
-        for i in first..=(first + reach).min(bytes.len() - 1) {
-            if bytes[i] == b'\n' {
-                let line_start = window_start + i + 1;
+        let near = &window.as_bytes()[first..=(first + reach).min(window.len() - 1)];
+        for (i, &byte) in near.iter().enumerate() {
+            if byte == b'\n' {
+                let line_start = window_start + first + i + 1;
                 tail.advance_to(line_start);
                 if fits(line_start, tail.escaped) {
-                    return Some(Cut { start: line_start, window_start, window });
+                    return Some(Cut {
+                        start: line_start,
+                        window_start,
+                        window,
+                    });
                 }
             }
         }
-        Some(Cut { start: grapheme_cut, window_start, window })
+        Some(Cut {
+            start: grapheme_cut,
+            window_start,
+            window,
+        })
     }
 }
 
 /// Where a cut starts, with the copied window of the joined text that holds its tail.
-struct Cut {
+struct Cut<'a> {
     start: usize,
     window_start: usize,
-    window: String,
+    window: Cow<'a, str>,
 }
 
-impl Cut {
+impl Cut<'_> {
     fn tail(&self) -> &str {
         &self.window[self.start - self.window_start..]
     }
@@ -494,7 +549,12 @@ struct Boundaries<'a> {
 impl<'a> Boundaries<'a> {
     fn new(joined: &'a Joined<'a>, window: &'a str, window_start: usize) -> Self {
         let cursor = GraphemeCursor::new(window_start, joined.len(), true);
-        Self { joined, window, window_start, cursor }
+        Self {
+            joined,
+            window,
+            window_start,
+            cursor,
+        }
     }
 
     /// The smallest allowed position at or after `pos` (the end is always allowed).
@@ -503,7 +563,8 @@ impl<'a> Boundaries<'a> {
         while pos < end {
             if !self.is_grapheme_boundary(pos) {
                 pos = self.next_grapheme(pos);
-            } else if let Some(seq_end) = escape::enclosing_end(self.window, pos - self.window_start)
+            } else if let Some(seq_end) =
+                escape::enclosing_end(self.window, pos - self.window_start)
             {
                 pos = self.window_start + seq_end;
             } else {

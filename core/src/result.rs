@@ -101,7 +101,10 @@ const RESULT_TYPE: &str = "resultType";
 impl TextContent {
     /// A text block with no other members.
     pub fn new(text: impl Into<String>) -> Self {
-        Self { text: text.into(), extra: Map::new() }
+        Self {
+            text: text.into(),
+            extra: Map::new(),
+        }
     }
 }
 
@@ -184,7 +187,10 @@ impl ToolResult {
     /// assert_eq!(result.is_error, None);
     /// ```
     pub fn text(text: impl Into<String>) -> Self {
-        Self { content: vec![Content::text(text)], ..Self::default() }
+        Self {
+            content: vec![Content::text(text)],
+            ..Self::default()
+        }
     }
 
     /// Set one `_meta` key.
@@ -194,7 +200,9 @@ impl ToolResult {
     /// assert_eq!(result.meta.unwrap()["k"], 1);
     /// ```
     pub fn with_meta(mut self, key: impl Into<String>, value: Value) -> Self {
-        self.meta.get_or_insert_with(Map::new).insert(key.into(), value);
+        self.meta
+            .get_or_insert_with(Map::new)
+            .insert(key.into(), value);
         self
     }
 
@@ -265,7 +273,14 @@ impl ToolResult {
             Some(_) => return Err(wrong(RESULT_TYPE, "a string")),
         };
         let structured_content = map.remove(STRUCTURED);
-        Ok(Self { content, structured_content, is_error, meta, result_type, extra: map })
+        Ok(Self {
+            content,
+            structured_content,
+            is_error,
+            meta,
+            result_type,
+            extra: map,
+        })
     }
 
     /// The result as JSON.
@@ -335,7 +350,9 @@ impl ToolResult {
         meter.add(2 + members - 1)?;
         // "content":[…]
         meter.add(CONTENT.len() + 3 + 2 + self.content.len().saturating_sub(1))?;
-        self.content.iter().try_for_each(|block| block.measure(meter))?;
+        self.content
+            .iter()
+            .try_for_each(|block| block.measure(meter))?;
         if let Some(is_error) = self.is_error {
             meter.add(IS_ERROR.len() + 3 + if is_error { 4 } else { 5 })?;
         }
@@ -347,7 +364,9 @@ impl ToolResult {
             meter.add(RESULT_TYPE.len() + 3)?;
             meter.str(result_type)?;
         }
-        self.extra.iter().try_for_each(|(k, v)| meter.member(k, v))?;
+        self.extra
+            .iter()
+            .try_for_each(|(k, v)| meter.member(k, v))?;
         if let Some(structured) = &self.structured_content {
             meter.add(STRUCTURED.len() + 3)?;
             meter.value(structured)?;
@@ -406,7 +425,11 @@ impl Serialize for ToolResult {
         if let Some(v) = &self.result_type {
             members.push((RESULT_TYPE, Member::Str(v)));
         }
-        members.extend(self.extra.iter().map(|(k, v)| (k.as_str(), Member::Value(v))));
+        members.extend(
+            self.extra
+                .iter()
+                .map(|(k, v)| (k.as_str(), Member::Value(v))),
+        );
         serialize_sorted(serializer, members)
     }
 }
@@ -418,7 +441,12 @@ impl Serialize for Content {
                 let mut members = Vec::with_capacity(2 + block.extra.len());
                 members.push(("text", Member::Str(&block.text)));
                 members.push(("type", Member::Str("text")));
-                members.extend(block.extra.iter().map(|(k, v)| (k.as_str(), Member::Value(v))));
+                members.extend(
+                    block
+                        .extra
+                        .iter()
+                        .map(|(k, v)| (k.as_str(), Member::Value(v))),
+                );
                 serialize_sorted(serializer, members)
             }
             Content::Other(value) => value.serialize(serializer),
@@ -474,16 +502,29 @@ mod tests {
         assert!(matches!(result.content[2], Content::Other(_)));
         assert_eq!(result.clone().into_value(), value);
         assert_eq!(serde_json::to_value(&result).unwrap(), value);
-        assert_eq!(serde_json::to_string(&result).unwrap(), serde_json::to_string(&value).unwrap());
-        assert_eq!(result.wire_size(), serde_json::to_vec(&result).unwrap().len());
+        assert_eq!(
+            serde_json::to_string(&result).unwrap(),
+            serde_json::to_string(&value).unwrap()
+        );
+        assert_eq!(
+            result.wire_size(),
+            serde_json::to_vec(&result).unwrap().len()
+        );
     }
 
     #[test]
     fn refuses_known_members_of_the_wrong_type() {
-        for (member, bad) in [("isError", json!("yes")), ("_meta", json!([])), ("resultType", json!(1))] {
+        for (member, bad) in [
+            ("isError", json!("yes")),
+            ("_meta", json!([])),
+            ("resultType", json!(1)),
+        ] {
             let err = ToolResult::from_value(json!({ "content": [], member: bad })).unwrap_err();
             assert!(matches!(err, ModelError::WrongType { member: m, .. } if m == member));
         }
-        assert_eq!(ToolResult::from_value(json!([1])), Err(ModelError::NotAnObject));
+        assert_eq!(
+            ToolResult::from_value(json!([1])),
+            Err(ModelError::NotAnObject)
+        );
     }
 }

@@ -80,7 +80,11 @@ impl Revision {
     /// assert_eq!(Revision::V2026_07_28.resource_not_found_code(), -32602);
     /// ```
     pub fn resource_not_found_code(self) -> i64 {
-        if self >= Revision::V2026_07_28 { -32602 } else { -32002 }
+        if self >= Revision::V2026_07_28 {
+            -32602
+        } else {
+            -32002
+        }
     }
 }
 
@@ -107,7 +111,10 @@ pub struct ClientInfo {
 impl ClientInfo {
     /// A client identity.
     pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
-        Self { name: name.into(), version: version.into() }
+        Self {
+            name: name.into(),
+            version: version.into(),
+        }
     }
 
     /// Read a `clientInfo` object; `None` unless it has a string `name`. A missing or
@@ -177,9 +184,13 @@ impl Session {
 
     /// What a request's `_meta` says (2026-07-28 keys).
     pub fn from_request_meta(meta: Option<&Map<String, Value>>) -> Session {
-        let Some(meta) = meta else { return Session::default() };
+        let Some(meta) = meta else {
+            return Session::default();
+        };
         Session {
-            client: meta.get(CLIENT_INFO_META_KEY).and_then(ClientInfo::from_value),
+            client: meta
+                .get(CLIENT_INFO_META_KEY)
+                .and_then(ClientInfo::from_value),
             revision: meta
                 .get(PROTOCOL_VERSION_META_KEY)
                 .and_then(Value::as_str)

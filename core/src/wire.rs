@@ -43,7 +43,10 @@ pub fn escaped_len(text: &str) -> usize {
 
 /// [`escaped_len`] of a byte slice that is part of a UTF-8 string.
 pub(crate) fn escaped_len_of_bytes(bytes: &[u8]) -> usize {
-    bytes.iter().map(|&b| usize::from(ESCAPED_LEN[usize::from(b)])).sum()
+    bytes
+        .iter()
+        .map(|&b| usize::from(ESCAPED_LEN[usize::from(b)]))
+        .sum()
 }
 
 /// The escaped length of one byte (see [`escaped_len`]).
@@ -147,7 +150,8 @@ impl Meter {
     /// Count a JSON object as `serde_json` would write it compactly.
     pub fn object(&mut self, map: &Map<String, Value>) -> Result<(), OverLimit> {
         self.add(2 + map.len().saturating_sub(1))?;
-        map.iter().try_for_each(|(key, value)| self.member(key, value))
+        map.iter()
+            .try_for_each(|(key, value)| self.member(key, value))
     }
 
     /// Count one `"key":value` member of an object (no comma).
@@ -229,7 +233,11 @@ mod tests {
     fn every_byte_escapes_as_serde_json_does() {
         for b in 0u8..0x80 {
             let s = (b as char).to_string();
-            assert_eq!(string_size(&s), serde_json::to_vec(&s).unwrap().len(), "byte {b:#x}");
+            assert_eq!(
+                string_size(&s),
+                serde_json::to_vec(&s).unwrap().len(),
+                "byte {b:#x}"
+            );
         }
     }
 }

@@ -19,7 +19,9 @@ fn reference(tool: &str) -> ToolResult {
     let line = data
         .lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
-        .find(|l| l["call"]["params"]["name"] == tool && l["raw"].as_str().unwrap().contains("truncated"))
+        .find(|l| {
+            l["call"]["params"]["name"] == tool && l["raw"].as_str().unwrap().contains("truncated")
+        })
         .or_else(|| {
             data.lines()
                 .map(|l| serde_json::from_str::<Value>(l).unwrap())
@@ -47,14 +49,25 @@ fn rebuilt(reference: &ToolResult, pattern: &str, end: &str) -> String {
         .unwrap();
     let total = n + kept.len();
     let body = total - end.len();
-    assert_eq!(body % pattern.len(), 0, "the rebuilt input has the reference's length");
+    assert_eq!(
+        body % pattern.len(),
+        0,
+        "the rebuilt input has the reference's length"
+    );
     let input = pattern.repeat(body / pattern.len()) + end;
-    assert!(input.ends_with(kept), "the reference kept a suffix of this input");
+    assert!(
+        input.ends_with(kept),
+        "the reference kept a suffix of this input"
+    );
     input
 }
 
 fn success(text: String) -> ToolResult {
-    ToolResult { is_error: Some(false), meta: Some(Default::default()), ..ToolResult::text(text) }
+    ToolResult {
+        is_error: Some(false),
+        meta: Some(Default::default()),
+        ..ToolResult::text(text)
+    }
 }
 
 /// Limit `input` at the reference's cap, check what must hold against the reference,
@@ -62,22 +75,39 @@ fn success(text: String) -> ToolResult {
 fn limit_like_the_reference(tool: &str, input: ToolResult) -> String {
     let theirs = reference(tool);
     let ours = Limit::new(CAP).unwrap().apply(tool, input.clone()).result;
-    assert!(wire_size(&ours) <= CAP, "L4: ours is {} bytes", wire_size(&ours));
+    assert!(
+        wire_size(&ours) <= CAP,
+        "L4: ours is {} bytes",
+        wire_size(&ours)
+    );
     assert_eq!(ours.is_error, theirs.is_error, "L5, as the reference");
     let ours_text = ours.content[0].as_text().unwrap();
     let theirs_text = theirs.content[0].as_text().unwrap();
-    assert!(ours_text.starts_with("[... truncated "), "header shape as the reference");
+    assert!(
+        ours_text.starts_with("[... truncated "),
+        "header shape as the reference"
+    );
     let ours_tail = ours_text.split_once('\n').unwrap().1;
     let theirs_tail = theirs_text.split_once('\n').unwrap().1;
     let input_text = input.content[0].as_text().unwrap();
     let end_at = input_text.char_indices().rev().nth(7).map_or(0, |(i, _)| i);
     let end = &input_text[end_at..];
-    assert!(theirs_tail.ends_with(end) && ours_tail.ends_with(end), "the end survives");
-    assert!(input_text.ends_with(ours_tail), "L3: ours is a suffix of the input");
+    assert!(
+        theirs_tail.ends_with(end) && ours_tail.ends_with(end),
+        "the end survives"
+    );
+    assert!(
+        input_text.ends_with(ours_tail),
+        "L3: ours is a suffix of the input"
+    );
     // The reference's own meta keys survive, beside our truncation report (L6, L12).
     let ours_meta = ours.meta.clone().unwrap();
     for key in theirs.meta.clone().unwrap_or_default().keys() {
-        assert_eq!(ours_meta.get(key), theirs.meta.as_ref().unwrap().get(key), "_meta.{key}");
+        assert_eq!(
+            ours_meta.get(key),
+            theirs.meta.as_ref().unwrap().get(key),
+            "_meta.{key}"
+        );
     }
     serde_json::to_string(&ours).unwrap()
 }
@@ -88,7 +118,10 @@ fn plain_lines_fit_the_cap_and_start_at_a_line() {
     assert!(wire_size(&theirs) > CAP, "defect 2: the reference overshot");
     let input = rebuilt(&theirs, "line of output\n", "PROMPT $");
     let out = limit_like_the_reference("plain", success(input));
-    assert!(out.contains("bytes ...]\\nline of output\\n"), "L9: a whole first line");
+    assert!(
+        out.contains("bytes ...]\\nline of output\\n"),
+        "L9: a whole first line"
+    );
     insta::assert_snapshot!(out);
 }
 
@@ -106,7 +139,10 @@ fn ansi_colour_codes_are_not_cut_and_escapes_are_counted() {
     assert!(wire_size(&theirs) > CAP, "defect 2: the reference overshot");
     let input = rebuilt(&theirs, "\u{1b}[31mred\u{1b}[0m\n", "PROMPT $");
     let out = limit_like_the_reference("ansi", success(input));
-    assert!(out.contains("bytes ...]\\n\\u001b[31mred"), "L8/L9: starts at a whole line");
+    assert!(
+        out.contains("bytes ...]\\n\\u001b[31mred"),
+        "L8/L9: starts at a whole line"
+    );
     insta::assert_snapshot!(out);
 }
 
@@ -114,13 +150,30 @@ fn ansi_colour_codes_are_not_cut_and_escapes_are_counted() {
 fn emoji_families_are_never_split() {
     let family = "👨\u{200d}👩\u{200d}👧\u{200d}👦";
     let theirs = reference("emoji");
-    let theirs_tail = theirs.content[0].as_text().unwrap().split_once('\n').unwrap().1;
-    assert!(theirs_tail.starts_with('\u{200d}'), "defect 3: the reference split a family");
+    let theirs_tail = theirs.content[0]
+        .as_text()
+        .unwrap()
+        .split_once('\n')
+        .unwrap()
+        .1;
+    assert!(
+        theirs_tail.starts_with('\u{200d}'),
+        "defect 3: the reference split a family"
+    );
     let input = rebuilt(&theirs, family, "END");
     let out = limit_like_the_reference("emoji", success(input));
     let ours = serde_json::from_str::<ToolResult>(&out).unwrap();
-    let tail = ours.content[0].as_text().unwrap().split_once('\n').unwrap().1.to_owned();
-    assert!(tail.starts_with(family), "L8: the tail starts with a whole family");
+    let tail = ours.content[0]
+        .as_text()
+        .unwrap()
+        .split_once('\n')
+        .unwrap()
+        .1
+        .to_owned();
+    assert!(
+        tail.starts_with(family),
+        "L8: the tail starts with a whole family"
+    );
     insta::assert_snapshot!(out);
 }
 
@@ -134,19 +187,28 @@ fn letters_without_line_breaks_cut_at_a_grapheme() {
 #[test]
 fn an_oversized_error_stays_an_error_with_its_meta_and_suggestion() {
     let theirs = reference("limited_fail");
-    assert!(wire_size(&theirs) > CAP, "defect 2: the reference did not count _meta");
+    assert!(
+        wire_size(&theirs) > CAP,
+        "defect 2: the reference did not count _meta"
+    );
     let message = format!("Invalid name: '{}'", "x".repeat(1050));
     let input = ToolResult {
         content: vec![Content::text(format!("{message}\n{SUGGESTION}"))],
         is_error: Some(true),
-        meta: json!({"error_type": "ExpectedToolError", "expected": true, "suggestion": SUGGESTION})
-            .as_object()
-            .cloned(),
+        meta:
+            json!({"error_type": "ExpectedToolError", "expected": true, "suggestion": SUGGESTION})
+                .as_object()
+                .cloned(),
         ..ToolResult::default()
     };
-    assert_eq!(input.content[0].as_text().unwrap().len(), rebuilt_len(&theirs));
+    assert_eq!(
+        input.content[0].as_text().unwrap().len(),
+        rebuilt_len(&theirs)
+    );
     let out = limit_like_the_reference("limited_fail", input);
-    assert!(out.ends_with(&format!("\\n{SUGGESTION}\",\"type\":\"text\"}}],\"isError\":true}}")));
+    assert!(out.ends_with(&format!(
+        "\\n{SUGGESTION}\",\"type\":\"text\"}}],\"isError\":true}}"
+    )));
     insta::assert_snapshot!(out);
 }
 
@@ -154,7 +216,11 @@ fn an_oversized_error_stays_an_error_with_its_meta_and_suggestion() {
 fn rebuilt_len(reference: &ToolResult) -> usize {
     let text = reference.content[0].as_text().unwrap();
     let (header, kept) = text.split_once('\n').unwrap();
-    let n: usize = header.trim_start_matches("[... truncated ").trim_end_matches(" bytes ...]").parse().unwrap();
+    let n: usize = header
+        .trim_start_matches("[... truncated ")
+        .trim_end_matches(" bytes ...]")
+        .parse()
+        .unwrap();
     n + kept.len()
 }
 
@@ -163,5 +229,8 @@ fn results_under_the_cap_are_returned_unchanged() {
     let theirs = reference("small");
     let limited = Limit::new(CAP).unwrap().apply("small", theirs.clone());
     assert!(limited.truncation.is_none(), "L2");
-    assert_eq!(serde_json::to_string(&limited.result).unwrap(), serde_json::to_string(&theirs).unwrap());
+    assert_eq!(
+        serde_json::to_string(&limited.result).unwrap(),
+        serde_json::to_string(&theirs).unwrap()
+    );
 }

@@ -100,20 +100,22 @@ fn tool_result() -> impl Strategy<Value = ToolResult> {
         prop::option::of(Just("complete".to_owned())),
         prop::option::of(terminal_text(30)),
     )
-        .prop_map(|(content, structured, is_error, meta, result_type, vendor)| {
-            let mut extra = Map::new();
-            if let Some(v) = vendor {
-                extra.insert("vendor/extension".into(), Value::from(v));
-            }
-            ToolResult {
-                content,
-                structured_content: structured,
-                is_error,
-                meta,
-                result_type,
-                extra,
-            }
-        })
+        .prop_map(
+            |(content, structured, is_error, meta, result_type, vendor)| {
+                let mut extra = Map::new();
+                if let Some(v) = vendor {
+                    extra.insert("vendor/extension".into(), Value::from(v));
+                }
+                ToolResult {
+                    content,
+                    structured_content: structured,
+                    is_error,
+                    meta,
+                    result_type,
+                    extra,
+                }
+            },
+        )
 }
 
 fn cap() -> impl Strategy<Value = usize> {
@@ -129,7 +131,9 @@ fn cap() -> impl Strategy<Value = usize> {
 fn case() -> impl Strategy<Value = (ToolResult, usize)> {
     (tool_result(), cap(), any::<bool>(), 1usize..80).prop_map(|(result, cap, near, delta)| {
         if near {
-            let cap = wire_size(&result).saturating_sub(delta).max(Limit::min_bytes());
+            let cap = wire_size(&result)
+                .saturating_sub(delta)
+                .max(Limit::min_bytes());
             (result, cap)
         } else {
             (result, cap)
@@ -147,7 +151,10 @@ fn joined_text(result: &ToolResult) -> String {
     let texts: Vec<&str> = result.content.iter().filter_map(Content::as_text).collect();
     if texts.is_empty() {
         let mut payload = Map::new();
-        payload.insert("content".into(), serde_json::to_value(&result.content).unwrap());
+        payload.insert(
+            "content".into(),
+            serde_json::to_value(&result.content).unwrap(),
+        );
         if let Some(s) = &result.structured_content {
             payload.insert("structuredContent".into(), s.clone());
         }
@@ -179,7 +186,10 @@ fn cut_position(limited: &Limited, joined: &str) -> usize {
     let prefix = header(n) + "\n";
     assert!(text.starts_with(&prefix), "header line first: {text:?}");
     let tail = &text[prefix.len()..];
-    assert!(joined.ends_with(tail), "the kept text is a suffix of the joined text");
+    assert!(
+        joined.ends_with(tail),
+        "the kept text is a suffix of the joined text"
+    );
     assert_eq!(n, joined.len() - tail.len(), "N is the bytes dropped");
     n
 }
@@ -262,7 +272,11 @@ fn allowed_cuts(text: &str) -> Vec<usize> {
 fn with_cut_at(limited: &Limited, joined: &str, p: usize) -> ToolResult {
     let mut result = limited.result.clone();
     result.content = vec![Content::text(header(p) + "\n" + &joined[p..])];
-    if let Some(report) = result.meta.as_mut().and_then(|m| m.get_mut(TRUNCATION_META_KEY)) {
+    if let Some(report) = result
+        .meta
+        .as_mut()
+        .and_then(|m| m.get_mut(TRUNCATION_META_KEY))
+    {
         report["dropped_bytes"] = Value::from(p);
     }
     result
@@ -384,7 +398,10 @@ fn results_that_are_not_complete_pass_untouched() {
     let limit = Limit::new(Limit::min_bytes()).unwrap();
     let mut input_required = ToolResult::text("x".repeat(10_000));
     input_required.result_type = Some("input_required".into());
-    assert_eq!(limit.apply_to_result(input_required.clone()).result, input_required);
+    assert_eq!(
+        limit.apply_to_result(input_required.clone()).result,
+        input_required
+    );
     let task = ToolResult::from_value(json!({"task": {"taskId": "t1", "status": "working"},
         "padding": "p".repeat(10_000)}))
     .unwrap();
@@ -396,9 +413,12 @@ fn a_cap_below_the_minimum_is_refused_and_the_minimum_always_fits() {
     let min = Limit::min_bytes();
     assert!(Limit::new(min - 1).is_err(), "L14");
     let limit = Limit::new(min).unwrap();
-    let mut worst = ToolResult::text("\u{1b}".repeat(100_000)).with_meta("k", "v".repeat(500).into());
+    let mut worst =
+        ToolResult::text("\u{1b}".repeat(100_000)).with_meta("k", "v".repeat(500).into());
     worst.is_error = Some(false);
-    worst.extra.insert("vendor".into(), Value::from("z".repeat(500)));
+    worst
+        .extra
+        .insert("vendor".into(), Value::from("z".repeat(500)));
     let limited = limit.apply_to_result(worst);
     assert!(wire_size(&limited.result) <= min);
     assert_eq!(limited.truncation.unwrap().meta, MetaKept::Nothing);

@@ -4,6 +4,8 @@
 //! to find where a budget runs out, then copies the tail window it will keep. The
 //! dropped head is never read or copied (SPEC L13).
 
+use std::borrow::Cow;
+
 use crate::wire::escaped_len_of_bytes;
 
 /// What stands between two text blocks in the joined text (SPEC L3).
@@ -78,6 +80,15 @@ impl<'a> Joined<'a> {
         (0, used)
     }
 
+    /// The joined text from `from` (a character boundary) to the end: borrowed when it
+    /// lies in one piece (one large text block, the common case), else copied.
+    pub(crate) fn tail_from(&self, from: usize) -> Cow<'a, str> {
+        match self.pieces.last() {
+            Some(&(start, piece)) if from >= start => Cow::Borrowed(&piece[from - start..]),
+            _ => Cow::Owned(self.copy_from(from)),
+        }
+    }
+
     /// The joined text from `from` (a character boundary) to the end, copied.
     pub(crate) fn copy_from(&self, from: usize) -> String {
         let mut out = String::with_capacity(self.len - from);
@@ -139,9 +150,13 @@ mod tests {
             assert!(used <= budget);
             if p > 0 {
                 let q = (0..p).rev().find(|&i| real.is_char_boundary(i)).unwrap();
-                assert!(escaped_len(&real[q..]) > budget, "budget {budget}: not maximal");
+                assert!(
+                    escaped_len(&real[q..]) > budget,
+                    "budget {budget}: not maximal"
+                );
             }
             assert_eq!(joined.copy_from(p), real[p..]);
+            assert_eq!(joined.tail_from(p), real[p..]);
         }
     }
 
