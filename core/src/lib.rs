@@ -8,6 +8,7 @@
 //! Rules cited as `E1`, `L4`, … are those of the project's specification.
 #![forbid(unsafe_code)]
 
+pub mod call;
 pub mod error_result;
 pub mod failure;
 pub mod limit;

@@ -1,0 +1,354 @@
+//! One `tools/call`, end to end: what every adapter does with its outcome (SPEC E1–E9,
+//! V1–V6, L1, O1–O2, G1).
+//!
+//! An adapter collects what it knows — the [`ToolCatalog`] from `tools/list`, the
+//! [`CallContext`] of the call — and hands the call's [`Outcome`] to
+//! [`shape_tool_call`]. That decides, in the order SPEC O2 requires:
+//!
+//! 1. an unknown tool is the protocol error of E8;
+//! 2. a failure becomes an error result (E1–E7, V1–V6), and an `isError` result that is
+//!    a recognised argument-validation failure is rebuilt as one (V1–V5);
+//! 3. the limit applies to the result, error results included (L1, O2).
+//!
+//! The adapter only translates types and does the I/O; it never decides.
+
+use std::collections::BTreeMap;
+
+use serde_json::Value;
+
+use crate::error_result::{CallContext, error_result, unknown_tool};
+use crate::failure::Failure;
+use crate::limit::{Limit, Truncation};
+use crate::log::LogRecord;
+use crate::protocol_error::ProtocolError;
+use crate::result::ToolResult;
+use crate::validation::{Problem, RMCP_DESERIALIZE_PREFIX};
+
+/// The tools a server has, as its `tools/list` answers said: names and input schemas.
+///
+/// ```
+/// use backstop_core::call::ToolCatalog;
+/// let catalog = ToolCatalog::from_tools_list(&serde_json::json!({"tools": [
+///     {"name": "takes_int", "inputSchema": {"type": "object",
+///      "properties": {"count": {"type": "integer"}}, "required": ["count"]}}
+/// ]}));
+/// assert!(catalog.contains("takes_int"));
+/// let call = catalog.context("takes_int");
+/// assert_eq!(call.parameters.unwrap(), ["count"]);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolCatalog {
+    tools: BTreeMap<String, Value>,
+}
+
+impl ToolCatalog {
+    /// An empty catalog: nothing is known, so no tool is unknown.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The tools of one `tools/list` result (`{"tools": [{"name", "inputSchema"}, …]}`).
+    pub fn from_tools_list(result: &Value) -> Self {
+        let mut catalog = Self::new();
+        catalog.extend_from_tools_list(result);
+        catalog
+    }
+
+    /// Add the tools of one more `tools/list` result (a further page). Entries without
+    /// a string `name` are skipped.
+    ///
+    /// ```
+    /// use backstop_core::call::ToolCatalog;
+    /// let mut catalog = ToolCatalog::new();
+    /// catalog.extend_from_tools_list(&serde_json::json!({"tools": [{"name": "a"}, {"oops": 1}]}));
+    /// assert_eq!(catalog.names().collect::<Vec<_>>(), ["a"]);
+    /// ```
+    pub fn extend_from_tools_list(&mut self, result: &Value) {
+        let tools = result.get("tools").and_then(Value::as_array);
+        for tool in tools.into_iter().flatten() {
+            if let Some(name) = tool.get("name").and_then(Value::as_str) {
+                let schema = tool.get("inputSchema").cloned().unwrap_or(Value::Null);
+                self.tools.insert(name.to_owned(), schema);
+            }
+        }
+    }
+
+    /// Add one tool with its input schema.
+    ///
+    /// ```
+    /// let mut catalog = backstop_core::call::ToolCatalog::new();
+    /// catalog.insert("ping", &serde_json::json!({"type": "object"}));
+    /// assert!(catalog.contains("ping"));
+    /// ```
+    pub fn insert(&mut self, name: impl Into<String>, input_schema: &Value) {
+        self.tools.insert(name.into(), input_schema.clone());
+    }
+
+    /// Whether the catalog knows the tool.
+    pub fn contains(&self, name: &str) -> bool {
+        self.tools.contains_key(name)
+    }
+
+    /// Whether nothing is known.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// The names of the known tools, in order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.tools.keys().map(String::as_str)
+    }
+
+    /// The input schema of a tool, when known.
+    pub fn input_schema(&self, name: &str) -> Option<&Value> {
+        self.tools.get(name)
+    }
+
+    /// A call context for `tool` with its parameters from the input schema, when known.
+    /// Add the call's argument names and the client with the `with_*` builders.
+    pub fn context(&self, tool: &str) -> CallContext {
+        let call = CallContext::new(tool);
+        match self.input_schema(tool) {
+            Some(schema) if schema.is_object() => call.with_input_schema(schema),
+            _ => call,
+        }
+    }
+
+    /// E8: the protocol error for a tool this (non-empty) catalog does not know.
+    ///
+    /// ```
+    /// use backstop_core::call::ToolCatalog;
+    /// let catalog = ToolCatalog::from_tools_list(&serde_json::json!({"tools": [{"name": "list_panes"}]}));
+    /// assert_eq!(catalog.check("list_pane").unwrap_err().data.unwrap()["suggestion"],
+    ///            "Did you mean 'list_panes'?");
+    /// assert!(catalog.check("list_panes").is_ok());
+    /// assert!(ToolCatalog::new().check("anything").is_ok());
+    /// ```
+    pub fn check(&self, tool: &str) -> Result<(), ProtocolError> {
+        if self.is_empty() || self.contains(tool) {
+            Ok(())
+        } else {
+            Err(unknown_tool(tool, self.names()))
+        }
+    }
+}
+
+/// What a tool call produced, as the adapter saw it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// A result the tool (or its framework) built; it may be an `isError` result.
+    Result(ToolResult),
+    /// A failure: an error the tool returned, or a JSON-RPC error the server sent
+    /// (decode it with [`Failure::from_protocol_error`]).
+    Failure(Failure),
+}
+
+/// What to send for a tool call, and what to log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shaped {
+    /// The response: a result, or — for an unknown tool only — a protocol error (E8).
+    pub response: Result<ToolResult, ProtocolError>,
+    /// The log record of a converted failure (G1, G2); `None` when nothing failed.
+    pub log: Option<LogRecord>,
+    /// What the limit cut, if anything (L12).
+    pub truncation: Option<Truncation>,
+}
+
+/// An argument-validation failure recognised in an `isError` result a framework built,
+/// such as rmcp's `failed to deserialize parameters: …` — so that it gets the V2 text
+/// without the rejected value (V3), every unrecognised name (V4) and the `_meta` keys.
+///
+/// ```
+/// use backstop_core::{ToolResult, call::recognize_failure};
+/// let mut result = ToolResult::text(
+///     "failed to deserialize parameters: invalid type: string \"hunter2\", expected i64");
+/// result.is_error = Some(true);
+/// let failure = recognize_failure(&result).unwrap();
+/// assert!(failure.is_validation());
+/// assert!(recognize_failure(&ToolResult::text("fine")).is_none());
+/// ```
+pub fn recognize_failure(result: &ToolResult) -> Option<Failure> {
+    if !result.is_error() {
+        return None;
+    }
+    let text = result.content.first()?.as_text()?;
+    let detail = text.strip_prefix(RMCP_DESERIALIZE_PREFIX)?.trim_start();
+    let problem = Problem::from_serde_message(detail).unwrap_or_else(Problem::invalid_arguments);
+    Some(Failure::validation(vec![problem]))
+}
+
+/// V6, opt-in strict mode: a call that gives an argument the tool's schema does not
+/// name is rejected before the tool runs. `None` when the call may go ahead (or when
+/// the tool's parameters are not known).
+///
+/// ```
+/// use backstop_core::{CallContext, call::check_arguments};
+/// let call = CallContext::new("t").with_parameters(["count"]).with_arguments(["count", "cuont"]);
+/// assert!(check_arguments(&call).unwrap().is_validation());
+/// assert!(check_arguments(&CallContext::new("t").with_arguments(["x"])).is_none());
+/// ```
+pub fn check_arguments(call: &CallContext) -> Option<Failure> {
+    let parameters = call.parameters.as_ref()?;
+    let unknown: Vec<Problem> = call
+        .arguments
+        .iter()
+        .filter(|name| !parameters.contains(name))
+        .map(|name| Problem::unexpected_argument(name.clone()))
+        .collect();
+    (!unknown.is_empty()).then(|| Failure::validation(unknown))
+}
+
+/// Decide what to send for one `tools/call` (see the [module docs](self)).
+///
+/// `catalog` is what `tools/list` said (empty: unknown, so no tool is unknown); `call`
+/// names the tool, the argument names given and the client. Cancelled calls are not
+/// outcomes: the adapter passes them through (E9).
+///
+/// ```
+/// use backstop_core::call::{Outcome, ToolCatalog, shape_tool_call};
+/// use backstop_core::{Failure, Limit};
+///
+/// let catalog = ToolCatalog::from_tools_list(&serde_json::json!({"tools": [{"name": "capture_pane"}]}));
+/// let call = catalog.context("capture_pane");
+/// let outcome = Outcome::Failure(Failure::expected("Pane not found: %99"));
+/// let shaped = shape_tool_call(&catalog, &call, outcome, &Limit::default());
+/// let result = shaped.response.unwrap();
+/// assert!(result.is_error());
+/// assert_eq!(result.content[0].as_text(), Some("Pane not found: %99"));
+/// assert!(shaped.log.is_some());
+/// ```
+pub fn shape_tool_call(
+    catalog: &ToolCatalog,
+    call: &CallContext,
+    outcome: Outcome,
+    limit: &Limit,
+) -> Shaped {
+    if let Err(error) = catalog.check(&call.tool) {
+        return Shaped {
+            response: Err(error),
+            log: None,
+            truncation: None,
+        };
+    }
+    let (result, log) = match outcome {
+        Outcome::Failure(failure) => convert(&failure, call),
+        Outcome::Result(result) => match recognize_failure(&result) {
+            Some(failure) => convert(&failure, call),
+            None => (result, None),
+        },
+    };
+    let limited = limit.apply(&call.tool, result);
+    Shaped {
+        response: Ok(limited.result),
+        log,
+        truncation: limited.truncation,
+    }
+}
+
+fn convert(failure: &Failure, call: &CallContext) -> (ToolResult, Option<LogRecord>) {
+    (
+        error_result(failure, call),
+        Some(LogRecord::for_call(failure, call)),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn catalog() -> ToolCatalog {
+        ToolCatalog::from_tools_list(&json!({"tools": [
+            {"name": "takes_int", "inputSchema": {"type": "object",
+             "properties": {"count": {"type": "integer"}}, "required": ["count"]}},
+            {"name": "scrollback", "inputSchema": {"type": "object", "properties": {}}}
+        ]}))
+    }
+
+    #[test]
+    fn unknown_tools_are_protocol_errors_whatever_the_outcome() {
+        let call = catalog().context("take_int");
+        for outcome in [
+            Outcome::Result(ToolResult::text("ok")),
+            Outcome::Failure(Failure::unexpected("Unknown tool")),
+        ] {
+            let shaped = shape_tool_call(&catalog(), &call, outcome, &Limit::default());
+            let error = shaped.response.unwrap_err();
+            assert_eq!(
+                (error.code, error.message.as_str()),
+                (-32602, "Unknown tool: take_int")
+            );
+        }
+    }
+
+    #[test]
+    fn a_framework_validation_result_is_rebuilt_without_the_value() {
+        let call = catalog()
+            .context("takes_int")
+            .with_arguments(["count", "bogus"]);
+        let mut result = ToolResult::text(
+            "failed to deserialize parameters: invalid type: string \"s3cr3t\", expected i64",
+        );
+        result.is_error = Some(true);
+        let shaped = shape_tool_call(
+            &catalog(),
+            &call,
+            Outcome::Result(result),
+            &Limit::default(),
+        );
+        let wire = serde_json::to_string(&shaped.response.unwrap()).unwrap();
+        assert!(!wire.contains("s3cr3t"), "V3: {wire}");
+        assert!(
+            wire.contains("bogus") && wire.contains("ValidationError"),
+            "V4: {wire}"
+        );
+        assert!(shaped.log.unwrap().expected);
+    }
+
+    #[test]
+    fn converted_errors_are_limited_too() {
+        let limit = Limit::new(300).unwrap();
+        let call = catalog().context("scrollback");
+        let failure = Failure::expected("x".repeat(10_000)).with_suggestion("Try a smaller range.");
+        let shaped = shape_tool_call(&catalog(), &call, Outcome::Failure(failure), &limit);
+        let result = shaped.response.unwrap();
+        assert!(
+            serde_json::to_vec(&result).unwrap().len() <= 300,
+            "O2: the limit is outside"
+        );
+        assert!(result.is_error(), "L5");
+        assert!(
+            result.content[0]
+                .as_text()
+                .unwrap()
+                .ends_with("\nTry a smaller range.")
+        );
+        assert!(shaped.truncation.is_some());
+    }
+
+    #[test]
+    fn successes_under_the_cap_pass_unchanged() {
+        let result = ToolResult::text("PROMPT $").with_meta("k", json!(1));
+        let call = catalog().context("scrollback");
+        let shaped = shape_tool_call(
+            &catalog(),
+            &call,
+            Outcome::Result(result.clone()),
+            &Limit::default(),
+        );
+        assert_eq!(shaped.response.unwrap(), result);
+        assert!(shaped.log.is_none() && shaped.truncation.is_none());
+    }
+
+    #[test]
+    fn strict_mode_names_every_unknown_argument() {
+        let call = catalog()
+            .context("takes_int")
+            .with_arguments(["count", "a", "b"]);
+        let failure = check_arguments(&call).unwrap();
+        assert_eq!(failure.problems().len(), 2);
+        assert!(
+            check_arguments(&catalog().context("takes_int").with_arguments(["count"])).is_none()
+        );
+    }
+}
