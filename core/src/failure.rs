@@ -337,46 +337,85 @@ impl Failure {
     }
 
     /// The message as written (for a validation failure: empty; its text is rendered).
+    ///
+    /// ```
+    /// assert_eq!(backstop_core::Failure::unexpected("boom").message(), "boom");
+    /// ```
     pub fn message(&self) -> &str {
         &self.message
     }
 
     /// The name of the error type that caused the failure (E3).
+    ///
+    /// ```
+    /// assert_eq!(backstop_core::Failure::unexpected("x").error_type(), "ToolError");
+    /// ```
     pub fn error_type(&self) -> &str {
         &self.error_type
     }
 
     /// Whether the caller can fix this failure (E4).
+    ///
+    /// ```
+    /// assert!(backstop_core::Failure::expected("x").is_expected());
+    /// ```
     pub fn is_expected(&self) -> bool {
         self.expected
     }
 
     /// The suggestion, if any.
+    ///
+    /// ```
+    /// assert_eq!(backstop_core::Failure::expected("x").suggestion(), None);
+    /// ```
     pub fn suggestion(&self) -> Option<&str> {
         self.suggestion.as_deref()
     }
 
     /// The failure's own log level, if it declares one.
+    ///
+    /// ```
+    /// assert_eq!(backstop_core::Failure::expected("x").level(), None);
+    /// ```
     pub fn level(&self) -> Option<Level> {
         self.level
     }
 
     /// The family (P1).
+    ///
+    /// ```
+    /// use backstop_core::{Failure, Family};
+    /// assert_eq!(Failure::unexpected("x").family(), Family::Internal);
+    /// ```
     pub fn family(&self) -> Family {
         self.family
     }
 
     /// The failure's own `_meta` keys.
+    ///
+    /// ```
+    /// assert!(backstop_core::Failure::expected("x").meta().is_empty());
+    /// ```
     pub fn meta(&self) -> &Map<String, Value> {
         &self.meta
     }
 
     /// The validation problems; empty unless this is a validation failure.
+    ///
+    /// ```
+    /// use backstop_core::{Failure, Problem};
+    /// let failure = Failure::validation(vec![Problem::missing_argument("count")]);
+    /// assert_eq!(failure.problems().len(), 1);
+    /// ```
     pub fn problems(&self) -> &[Problem] {
         &self.problems
     }
 
     /// `true` for an argument-validation failure (V1).
+    ///
+    /// ```
+    /// assert!(!backstop_core::Failure::expected("x").is_validation());
+    /// ```
     pub fn is_validation(&self) -> bool {
         self.validation
     }

@@ -111,6 +111,15 @@ pub struct Limited {
 
 /// A report of one cut, also written to `_meta` under [`TRUNCATION_META_KEY`] unless
 /// the cap could not hold it (SPEC L12).
+///
+/// ```
+/// use backstop_core::{Limit, MetaKept, ToolResult};
+/// let cut = Limit::new(300).unwrap().apply_to_result(ToolResult::text("z".repeat(1000)));
+/// let report = cut.truncation.unwrap();
+/// assert_eq!(report.original_bytes, 1000);
+/// assert_eq!(report.meta, MetaKept::All);
+/// assert_eq!(cut.result.meta.unwrap()["backstop/truncation"]["dropped_bytes"], report.dropped_bytes);
+/// ```
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Truncation {
     /// Bytes of the joined text dropped from its head: the `N` of the header (L3).
@@ -125,6 +134,14 @@ pub struct Truncation {
 }
 
 /// How much of a truncated result's `_meta` survived (SPEC L6).
+///
+/// ```
+/// use backstop_core::{Limit, MetaKept, ToolResult};
+/// let big_meta = ToolResult::text("t".repeat(500)).with_meta("trace", "x".repeat(5000).into());
+/// let cut = Limit::new(400).unwrap().apply_to_result(big_meta);
+/// assert_eq!(cut.truncation.unwrap().meta, MetaKept::ErrorKeys);
+/// assert!(!cut.result.meta.unwrap().contains_key("trace"));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum MetaKept {
     /// All of it, with the truncation report.
@@ -181,6 +198,11 @@ impl Limit {
     }
 
     /// Apply the limit only to the named tools (L1).
+    ///
+    /// ```
+    /// let limit = backstop_core::Limit::default().only_tools(["capture_pane"]);
+    /// assert!(!limit.applies_to("list_panes"));
+    /// ```
     pub fn only_tools<I, S>(mut self, tools: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -203,16 +225,28 @@ impl Limit {
     }
 
     /// The cap in wire bytes.
+    ///
+    /// ```
+    /// assert_eq!(backstop_core::Limit::new(5000).unwrap().max_bytes(), 5000);
+    /// ```
     pub fn max_bytes(&self) -> usize {
         self.max_bytes
     }
 
     /// Whether cuts are line-aligned.
+    ///
+    /// ```
+    /// assert!(backstop_core::Limit::default().is_line_aligned());
+    /// ```
     pub fn is_line_aligned(&self) -> bool {
         self.line_align
     }
 
     /// Whether the limit applies to results of `tool` (L1).
+    ///
+    /// ```
+    /// assert!(backstop_core::Limit::default().applies_to("any_tool"));
+    /// ```
     pub fn applies_to(&self, tool: &str) -> bool {
         self.tools.as_ref().is_none_or(|tools| tools.contains(tool))
     }

@@ -100,6 +100,10 @@ const RESULT_TYPE: &str = "resultType";
 
 impl TextContent {
     /// A text block with no other members.
+    ///
+    /// ```
+    /// assert!(backstop_core::TextContent::new("x").extra.is_empty());
+    /// ```
     pub fn new(text: impl Into<String>) -> Self {
         Self {
             text: text.into(),
@@ -152,6 +156,11 @@ impl Content {
     }
 
     /// The block as JSON.
+    ///
+    /// ```
+    /// let value = backstop_core::Content::text("hi").into_value();
+    /// assert_eq!(value, serde_json::json!({"type": "text", "text": "hi"}));
+    /// ```
     pub fn into_value(self) -> Value {
         match self {
             Content::Text(TextContent { text, mut extra }) => {

@@ -47,11 +47,20 @@ impl Revision {
     pub const NEWEST: Revision = Revision::V2026_07_28;
 
     /// The revision named by a `protocolVersion` string, if it is one of [`Self::ALL`].
+    ///
+    /// ```
+    /// assert!(backstop_core::Revision::parse("2026-07-28").is_some());
+    /// ```
     pub fn parse(version: &str) -> Option<Revision> {
         Self::ALL.into_iter().find(|r| r.as_str() == version)
     }
 
     /// The revision named, or [`Self::NEWEST`] for a name not understood (R3).
+    ///
+    /// ```
+    /// use backstop_core::Revision;
+    /// assert_eq!(Revision::parse_or_newest("2099-01-01"), Revision::V2026_07_28);
+    /// ```
     pub fn parse_or_newest(version: &str) -> Revision {
         Self::parse(version).unwrap_or(Self::NEWEST)
     }
@@ -110,6 +119,10 @@ pub struct ClientInfo {
 
 impl ClientInfo {
     /// A client identity.
+    ///
+    /// ```
+    /// assert_eq!(backstop_core::ClientInfo::new("c", "1").version, "1");
+    /// ```
     pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
         Self {
             name: name.into(),
@@ -172,6 +185,12 @@ pub struct Session {
 impl Session {
     /// What an `initialize` request's (or result's) params say: `clientInfo` and
     /// `protocolVersion`. An unknown revision string reads as the newest (R3).
+    ///
+    /// ```
+    /// let s = backstop_core::Session::from_initialize(&serde_json::json!({"protocolVersion": "2024-11-05"}));
+    /// assert_eq!(s.revision(), backstop_core::Revision::V2024_11_05);
+    /// assert!(s.client.is_none());
+    /// ```
     pub fn from_initialize(params: &Value) -> Session {
         Session {
             client: params.get("clientInfo").and_then(ClientInfo::from_value),
@@ -183,6 +202,12 @@ impl Session {
     }
 
     /// What a request's `_meta` says (2026-07-28 keys).
+    ///
+    /// ```
+    /// let meta = serde_json::json!({"io.modelcontextprotocol/clientInfo": {"name": "x"}});
+    /// let s = backstop_core::Session::from_request_meta(meta.as_object());
+    /// assert_eq!(s.client.unwrap().name, "x");
+    /// ```
     pub fn from_request_meta(meta: Option<&Map<String, Value>>) -> Session {
         let Some(meta) = meta else {
             return Session::default();
@@ -200,6 +225,13 @@ impl Session {
 
     /// This session, with whatever it does not know filled in from a request's `_meta`:
     /// the handshake wins where it said something (R2, R3).
+    ///
+    /// ```
+    /// use backstop_core::{Revision, Session};
+    /// let handshake = Session { revision: Some(Revision::V2025_06_18), client: None };
+    /// let meta = serde_json::json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"});
+    /// assert_eq!(handshake.or_request_meta(meta.as_object()).revision(), Revision::V2025_06_18);
+    /// ```
     pub fn or_request_meta(self, meta: Option<&Map<String, Value>>) -> Session {
         let request = Session::from_request_meta(meta);
         Session {
@@ -209,6 +241,10 @@ impl Session {
     }
 
     /// The revision in force: the known one, else the newest (R3).
+    ///
+    /// ```
+    /// assert_eq!(backstop_core::Session::default().revision(), backstop_core::Revision::NEWEST);
+    /// ```
     pub fn revision(&self) -> Revision {
         self.revision.unwrap_or(Revision::NEWEST)
     }

@@ -93,21 +93,43 @@ const CHUNK: usize = 64 * 1024;
 
 impl Meter {
     /// A meter that has counted nothing and allows `limit` bytes.
+    ///
+    /// ```
+    /// let meter = backstop_core::wire::Meter::new(100);
+    /// assert_eq!(meter.used(), 0);
+    /// ```
     pub fn new(limit: usize) -> Self {
         Self { used: 0, limit }
     }
 
     /// A meter without a limit: it never fails.
+    ///
+    /// ```
+    /// let mut meter = backstop_core::wire::Meter::unlimited();
+    /// assert!(meter.str(&"x".repeat(1000)).is_ok());
+    /// ```
     pub fn unlimited() -> Self {
         Self::new(usize::MAX)
     }
 
     /// The bytes counted so far.
+    ///
+    /// ```
+    /// let mut meter = backstop_core::wire::Meter::new(10);
+    /// meter.str("ab").unwrap();
+    /// assert_eq!(meter.used(), 4);
+    /// ```
     pub fn used(&self) -> usize {
         self.used
     }
 
-    /// Count `n` more bytes.
+    /// Count `n` more bytes; fails once the total passes the limit.
+    ///
+    /// ```
+    /// let mut meter = backstop_core::wire::Meter::new(3);
+    /// assert!(meter.add(3).is_ok());
+    /// assert!(meter.add(1).is_err());
+    /// ```
     pub fn add(&mut self, n: usize) -> Result<(), OverLimit> {
         self.used = self.used.saturating_add(n);
         if self.used > self.limit {
@@ -118,12 +140,24 @@ impl Meter {
     }
 
     /// Count a string literal, stopping within one chunk of passing the limit.
+    ///
+    /// ```
+    /// let mut meter = backstop_core::wire::Meter::new(100);
+    /// meter.str("a\"b").unwrap(); // "a\"b" on the wire
+    /// assert_eq!(meter.used(), 6);
+    /// ```
     pub fn str(&mut self, text: &str) -> Result<(), OverLimit> {
         self.add(2)?;
         self.escaped(text)
     }
 
     /// Count the escaped contents of a string literal, without its quotes.
+    ///
+    /// ```
+    /// let mut meter = backstop_core::wire::Meter::new(100);
+    /// meter.escaped("\u{1b}").unwrap();
+    /// assert_eq!(meter.used(), 6);
+    /// ```
     pub fn escaped(&mut self, text: &str) -> Result<(), OverLimit> {
         for chunk in text.as_bytes().chunks(CHUNK) {
             self.add(escaped_len_of_bytes(chunk))?;
@@ -132,6 +166,13 @@ impl Meter {
     }
 
     /// Count a JSON value as `serde_json` would write it compactly.
+    ///
+    /// ```
+    /// let v = serde_json::json!([1, "two", null]);
+    /// let mut meter = backstop_core::wire::Meter::unlimited();
+    /// meter.value(&v).unwrap();
+    /// assert_eq!(meter.used(), serde_json::to_vec(&v).unwrap().len());
+    /// ```
     pub fn value(&mut self, value: &Value) -> Result<(), OverLimit> {
         match value {
             Value::Null => self.add(4),
@@ -148,6 +189,13 @@ impl Meter {
     }
 
     /// Count a JSON object as `serde_json` would write it compactly.
+    ///
+    /// ```
+    /// let v = serde_json::json!({"a": 1, "b": [true]});
+    /// let mut meter = backstop_core::wire::Meter::unlimited();
+    /// meter.object(v.as_object().unwrap()).unwrap();
+    /// assert_eq!(meter.used(), serde_json::to_vec(&v).unwrap().len());
+    /// ```
     pub fn object(&mut self, map: &Map<String, Value>) -> Result<(), OverLimit> {
         self.add(2 + map.len().saturating_sub(1))?;
         map.iter()
@@ -155,6 +203,12 @@ impl Meter {
     }
 
     /// Count one `"key":value` member of an object (no comma).
+    ///
+    /// ```
+    /// let mut meter = backstop_core::wire::Meter::unlimited();
+    /// meter.member("k", &serde_json::json!(true)).unwrap();
+    /// assert_eq!(meter.used(), r#""k":true"#.len());
+    /// ```
     pub fn member(&mut self, key: &str, value: &Value) -> Result<(), OverLimit> {
         self.str(key)?;
         self.add(1)?;
