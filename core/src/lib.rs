@@ -17,6 +17,8 @@ pub mod protocol_error;
 pub mod result;
 pub mod session;
 pub mod suggest;
+#[cfg(feature = "testing")]
+pub mod testing;
 pub mod validation;
 pub mod wire;
 

@@ -1,0 +1,382 @@
+//! backstop's rules as checks: each takes an input and what backstop made of it, and
+//! names the first rule the output breaks.
+//!
+//! The oracles here are written apart from the code they check: grapheme boundaries
+//! come from `unicode-segmentation`'s iterator over the whole text, escape sequences
+//! from a forward scan, sizes from `serde_json::to_vec`.
+
+use std::fmt;
+
+use serde_json::{Map, Value};
+use unicode_segmentation::UnicodeSegmentation;
+
+use crate::error_result::{CallContext, error_result};
+use crate::failure::Failure;
+use crate::limit::{ERROR_META_KEYS, LINE_ALIGN_MAX_BYTES, Limit, Limited, MetaKept, TRUNCATION_META_KEY};
+use crate::log::LogRecord;
+use crate::result::{Content, ToolResult};
+
+/// A rule an output breaks, and how.
+///
+/// ```
+/// let v = backstop_core::testing::checks::Violation::new("L4", "1001 > 1000");
+/// assert_eq!(v.to_string(), "L4: 1001 > 1000");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Violation {
+    /// The rule, as SPEC numbers it (`L4`).
+    pub rule: &'static str,
+    /// What was seen.
+    pub detail: String,
+}
+
+impl Violation {
+    /// A violation of `rule`.
+    pub fn new(rule: &'static str, detail: impl Into<String>) -> Self {
+        Self { rule, detail: detail.into() }
+    }
+}
+
+impl fmt::Display for Violation {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.rule, self.detail)
+    }
+}
+
+impl std::error::Error for Violation {}
+
+fn ensure(ok: bool, rule: &'static str, detail: impl FnOnce() -> String) -> Result<(), Violation> {
+    if ok { Ok(()) } else { Err(Violation::new(rule, detail())) }
+}
+
+/// The wire size of a result, by serializing it.
+fn wire_size(result: &ToolResult) -> usize {
+    serde_json::to_vec(result).map_or(usize::MAX, |bytes| bytes.len())
+}
+
+/// The text a cut is taken from (L3): text blocks joined by `\n\n`, or with none, the
+/// JSON of the members the cut replaces (`content`, `structuredContent`).
+///
+/// ```
+/// use backstop_core::{Content, ToolResult};
+/// let result = ToolResult { content: vec![Content::text("a"), Content::text("b")], ..Default::default() };
+/// assert_eq!(backstop_core::testing::checks::joined_text(&result), "a\n\nb");
+/// ```
+pub fn joined_text(result: &ToolResult) -> String {
+    let texts: Vec<&str> = result.content.iter().filter_map(Content::as_text).collect();
+    if !texts.is_empty() {
+        return texts.join("\n\n");
+    }
+    let mut payload = Map::new();
+    payload.insert("content".into(), serde_json::to_value(&result.content).unwrap_or_default());
+    if let Some(structured) = &result.structured_content {
+        payload.insert("structuredContent".into(), structured.clone());
+    }
+    serde_json::to_string(&payload).unwrap_or_default()
+}
+
+fn header(n: usize) -> String {
+    format!("[... truncated {n} bytes ...]")
+}
+
+/// Spans `[start, end)` of the terminal escape sequences of `text`, by a forward scan.
+///
+/// ```
+/// let spans = backstop_core::testing::checks::escape_spans("a\u{1b}[0mb");
+/// assert_eq!(spans, [(1, 5)]);
+/// ```
+pub fn escape_spans(text: &str) -> Vec<(usize, usize)> {
+    let b = text.as_bytes();
+    let in_range = |j: usize, limit: usize, lo: u8, hi: u8| j < limit && (lo..=hi).contains(&b[j]);
+    let mut spans = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] != 0x1b {
+            i += 1;
+            continue;
+        }
+        let start = i;
+        let limit = b.len().min(start + 4096);
+        let mut j = start + 1;
+        if j < limit {
+            match b[j] {
+                b'[' => {
+                    j += 1;
+                    while in_range(j, limit, 0x30, 0x3f) {
+                        j += 1;
+                    }
+                    while in_range(j, limit, 0x20, 0x2f) {
+                        j += 1;
+                    }
+                    if in_range(j, limit, 0x40, 0x7e) {
+                        j += 1;
+                    }
+                }
+                b']' | b'P' | b'X' | b'^' | b'_' => {
+                    j += 1;
+                    while j < limit {
+                        match b[j] {
+                            0x07 => {
+                                j += 1;
+                                break;
+                            }
+                            0x1b => {
+                                if b.get(j + 1) == Some(&b'\\') {
+                                    j += 2;
+                                }
+                                break;
+                            }
+                            c if c < 0x20 => break,
+                            _ => j += 1,
+                        }
+                    }
+                    while !text.is_char_boundary(j) {
+                        j -= 1;
+                    }
+                }
+                0x20..=0x2f => {
+                    while in_range(j, limit, 0x20, 0x2f) {
+                        j += 1;
+                    }
+                    if in_range(j, limit, 0x30, 0x7e) {
+                        j += 1;
+                    }
+                }
+                0x30..=0x7e => j += 1,
+                _ => {}
+            }
+        }
+        spans.push((start, j));
+        i = j.max(start + 1);
+    }
+    spans
+}
+
+/// The cut positions L8 allows in `text`: grapheme-cluster boundaries outside escape
+/// sequences, the end included.
+///
+/// ```
+/// let cuts = backstop_core::testing::checks::allowed_cuts("e\u{301}x");
+/// assert_eq!(cuts, [0, 3, 4]);
+/// ```
+pub fn allowed_cuts(text: &str) -> Vec<usize> {
+    let spans = escape_spans(text);
+    let mut cuts: Vec<usize> = text.grapheme_indices(true).map(|(i, _)| i).collect();
+    cuts.push(text.len());
+    cuts.retain(|&p| !spans.iter().any(|&(s, e)| s < p && p < e));
+    cuts
+}
+
+/// Where the kept tail of a cut result starts in the joined text, checking the shape
+/// of L3 on the way.
+fn cut_position(limited: &Limited, joined: &str) -> Result<usize, Violation> {
+    let Some(truncation) = &limited.truncation else {
+        return Err(Violation::new("L3", "no truncation report"));
+    };
+    let content = &limited.result.content;
+    let text = match content.as_slice() {
+        [block] => block.as_text(),
+        _ => None,
+    };
+    let text = text.ok_or_else(|| Violation::new("L3", "a cut result is one text block"))?;
+    let n = truncation.dropped_bytes;
+    if truncation.meta == MetaKept::Nothing {
+        ensure(text == header(joined.len()), "L6", || format!("the header alone: {text:?}"))?;
+        return Ok(joined.len());
+    }
+    let prefix = header(n) + "\n";
+    let tail = text
+        .strip_prefix(&prefix)
+        .ok_or_else(|| Violation::new("L3", format!("header line first: {text:?}")))?;
+    ensure(joined.ends_with(tail), "L3", || "the kept text is a suffix of the joined text".into())?;
+    ensure(n == joined.len() - tail.len(), "L3", || format!("N = {n} is not the bytes dropped"))?;
+    Ok(n)
+}
+
+/// The same cut result with its tail starting at `p` instead.
+fn with_cut_at(limited: &Limited, joined: &str, p: usize) -> ToolResult {
+    let mut result = limited.result.clone();
+    result.content = vec![Content::text(header(p) + "\n" + &joined[p..])];
+    if let Some(report) = result.meta.as_mut().and_then(|m| m.get_mut(TRUNCATION_META_KEY)) {
+        report["dropped_bytes"] = Value::from(p);
+    }
+    result
+}
+
+/// Limit `input` with `limit` and check SPEC L2–L12 on what comes out; returns the
+/// limited result.
+///
+/// Checks the hard cap (L4), `isError` (L5), unchanged under the cap (L2), the shape
+/// and count of the cut (L3), `_meta` (L6, L12), other members (L7), the cut position
+/// (L8), line alignment against an unaligned run (L9), maximality (L10) and
+/// idempotence (L11). Inputs that are not complete results are only checked to pass
+/// untouched (L1).
+///
+/// ```
+/// use backstop_core::{Limit, ToolResult, testing::checks::check_limit};
+/// let limit = Limit::new(300).unwrap();
+/// assert!(check_limit(&limit, &ToolResult::text("line\n".repeat(500))).is_ok());
+/// ```
+pub fn check_limit(limit: &Limit, input: &ToolResult) -> Result<Limited, Violation> {
+    let cap = limit.max_bytes();
+    let limited = limit.apply_to_result(input.clone());
+    if !input.is_complete() {
+        ensure(&limited.result == input && limited.truncation.is_none(), "L1", || {
+            "a result that is not complete passes untouched".into()
+        })?;
+        return Ok(limited);
+    }
+    let size = wire_size(&limited.result);
+    ensure(size <= cap, "L4", || format!("{size} bytes > cap {cap}"))?;
+    ensure(limited.result.is_error == input.is_error, "L5", || {
+        format!("isError {:?} became {:?}", input.is_error, limited.result.is_error)
+    })?;
+    if wire_size(input) <= cap {
+        return ensure(&limited.result == input && limited.truncation.is_none(), "L2", || {
+            "a result under the cap is returned unchanged".into()
+        })
+        .map(|()| limited);
+    }
+    let Some(truncation) = limited.truncation.clone() else {
+        return Err(Violation::new("L4", "a result over the cap was not cut"));
+    };
+    let joined = joined_text(input);
+    let p = cut_position(&limited, &joined)?;
+    check_members(input, &limited, &joined, p)?;
+
+    let twice = limit.apply_to_result(limited.result.clone());
+    ensure(twice.result == limited.result && twice.truncation.is_none(), "L11", || {
+        "limiting a limited result changed it".into()
+    })?;
+    if truncation.meta == MetaKept::Nothing {
+        return Ok(limited);
+    }
+
+    let allowed = allowed_cuts(&joined);
+    ensure(allowed.binary_search(&p).is_ok(), "L8", || format!("cut at {p} of {joined:?}"))?;
+    let unaligned = if limit.is_line_aligned() {
+        let free = limit.clone().line_aligned(false).apply_to_result(input.clone());
+        if free.truncation.as_ref().map(|t| t.meta) != Some(truncation.meta) {
+            return Ok(limited);
+        }
+        free
+    } else {
+        limited.clone()
+    };
+    let g = cut_position(&unaligned, &joined)?;
+    if let Some(&longer) = allowed.iter().rev().find(|&&q| q < g) {
+        let alternative = with_cut_at(&unaligned, &joined, longer);
+        ensure(wire_size(&alternative) > cap, "L10", || format!("a cut at {longer} fits too"))?;
+    }
+    if limit.is_line_aligned() {
+        let reach = ((joined.len() - g) / 4).min(LINE_ALIGN_MAX_BYTES);
+        let is_line_start = |q: usize| q == 0 || joined.as_bytes()[q - 1] == b'\n';
+        let expected = (g..=(g + reach).min(joined.len()))
+            .filter(|&q| g == 0 || is_line_start(q))
+            .find(|&q| wire_size(&with_cut_at(&limited, &joined, q)) <= cap)
+            .unwrap_or(g);
+        ensure(p == expected, "L9", || format!("cut at {p}, the first fitting line start is {expected}"))?;
+    }
+    Ok(limited)
+}
+
+/// L6, L7 and L12 on a cut result.
+fn check_members(input: &ToolResult, limited: &Limited, joined: &str, p: usize) -> Result<(), Violation> {
+    let Some(truncation) = &limited.truncation else { return Ok(()) };
+    let result = &limited.result;
+    ensure(truncation.original_bytes == joined.len(), "L12", || "original_bytes".into())?;
+    let non_text = input.content.iter().filter(|c| c.as_text().is_none()).count();
+    ensure(truncation.dropped_blocks == non_text, "L12", || "dropped_blocks".into())?;
+    ensure(result.structured_content.is_none(), "L7", || "structuredContent kept by a cut".into())?;
+    let mut in_meta = input.meta.clone().unwrap_or_default();
+    in_meta.remove(TRUNCATION_META_KEY);
+    if truncation.meta == MetaKept::Nothing {
+        return ensure(result.meta.is_none() && result.extra.is_empty(), "L6", || {
+            "the header alone carries nothing else".into()
+        });
+    }
+    let out_meta = result.meta.clone().unwrap_or_default();
+    let report = out_meta.get(TRUNCATION_META_KEY);
+    ensure(
+        report.and_then(|r| r["dropped_bytes"].as_u64()) == Some(p as u64)
+            && report.and_then(|r| r["original_bytes"].as_u64()) == Some(joined.len() as u64),
+        "L12",
+        || format!("the report in _meta: {report:?}"),
+    )?;
+    ensure(result.result_type == input.result_type && result.extra == input.extra, "L7", || {
+        "resultType and unknown members are kept".into()
+    })?;
+    let mut rest = out_meta;
+    rest.remove(TRUNCATION_META_KEY);
+    if truncation.meta == MetaKept::All {
+        return ensure(rest == in_meta, "L6", || "all of _meta is kept".into());
+    }
+    let dropped_some = in_meta.keys().any(|k| !ERROR_META_KEYS.contains(&k.as_str()));
+    let error_keys: Map<_, _> = in_meta
+        .into_iter()
+        .filter(|(k, _)| ERROR_META_KEYS.contains(&k.as_str()))
+        .collect();
+    ensure(dropped_some && rest == error_keys, "L6", || "only the E3–E5 keys survive".into())
+}
+
+/// Build the error result of `failure` and check E1–E7 on it, and V3 against
+/// `secrets` (argument values that must appear nowhere: not in the result, not in the
+/// log record). Returns the error result.
+///
+/// ```
+/// use backstop_core::{CallContext, Failure, testing::checks::check_error_result};
+/// let failure = Failure::expected("Pane not found: %99").with_suggestion("List panes.");
+/// let result = check_error_result(&failure, &CallContext::new("capture_pane"), &[]).unwrap();
+/// assert!(result.is_error());
+/// ```
+pub fn check_error_result(
+    failure: &Failure,
+    call: &CallContext,
+    secrets: &[&str],
+) -> Result<ToolResult, Violation> {
+    let result = error_result(failure, call);
+    ensure(result.is_error(), "E1", || "isError is true".into())?;
+    let text = match result.content.as_slice() {
+        [block] => block.as_text().unwrap_or_default(),
+        _ => return Err(Violation::new("E2", "one text block")),
+    };
+    let meta = result.meta.clone().unwrap_or_default();
+    let suggestion = meta.get("suggestion").and_then(Value::as_str);
+    if !failure.is_validation() {
+        let expected = match failure.suggestion() {
+            Some(s) => format!("{}\n{s}", failure.message()),
+            None => failure.message().to_owned(),
+        };
+        ensure(text == expected, "E2", || format!("{text:?} is not the message as written"))?;
+        ensure(meta.get("error_type") == Some(&Value::from(failure.error_type())), "E3", || {
+            "error_type".into()
+        })?;
+        ensure(meta.get("expected") == Some(&Value::from(failure.is_expected())), "E4", || {
+            "expected".into()
+        })?;
+        ensure(suggestion == failure.suggestion(), "E5", || "suggestion mirrors the failure's".into())?;
+        for (key, value) in failure.meta() {
+            if !ERROR_META_KEYS.contains(&key.as_str()) {
+                ensure(meta.get(key) == Some(value), "E7", || format!("own key {key} kept"))?;
+            }
+        }
+    } else {
+        ensure(meta.get("error_type") == Some(&Value::from("ValidationError")), "V1", || {
+            "error_type is ValidationError".into()
+        })?;
+        ensure(meta.get("expected") == Some(&Value::Bool(true)), "V1", || "expected".into())?;
+    }
+    match suggestion {
+        Some(s) => ensure(text.ends_with(&format!("\n{s}")), "E2", || "the suggestion ends the text".into())?,
+        None => ensure(!meta.contains_key("suggestion"), "E5", || "no suggestion key".into())?,
+    }
+    ensure(result.structured_content.is_none(), "E6", || "no structuredContent".into())?;
+    let wire = serde_json::to_string(&result).unwrap_or_default();
+    let log = format!("{:?}", LogRecord::for_call(failure, call));
+    for secret in secrets.iter().filter(|s| !s.is_empty()) {
+        ensure(!wire.contains(secret) && !log.contains(secret), "V3", || {
+            format!("the value {secret:?} leaked")
+        })?;
+    }
+    Ok(result)
+}

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora of the fuzz targets from the reference's wire capture.
+
+Each seed is a JSON case the targets read directly (see fuzz/fuzz_targets/*.rs): the
+reference's limiter cases rebuilt at its cap of 1,000 bytes, and its failure cases.
+
+    python3 scripts/fuzz-seeds.py   # from the repository root; rewrites fuzz/seeds/
+"""
+import hashlib
+import json
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+SEEDS = ROOT / "fuzz" / "seeds"
+SUGGESTION = "Call list_panes to discover valid pane ids."
+FAMILY = "\U0001F468\u200d\U0001F469\u200d\U0001F467\u200d\U0001F466"
+
+
+def text_result(text, **members):
+    return {"content": [{"type": "text", "text": text}], "isError": False, "_meta": {}, **members}
+
+
+def limit_cases():
+    # The reference's probe tools (ANCHOR.md), rebuilt from its own output lengths.
+    yield text_result("line of output\n" * 2000 + "PROMPT $")
+    yield text_result("\n" * 5000 + "PROMPT $")
+    yield text_result("\x1b[31mred\x1b[0m\n" * 2000 + "PROMPT $")
+    yield text_result(FAMILY * 3000 + "END")
+    yield text_result("y" * 5000)
+    yield {
+        "content": [{"type": "text", "text": "Invalid name: '" + "x" * 1050 + "'\n" + SUGGESTION}],
+        "isError": True,
+        "_meta": {"error_type": "ExpectedToolError", "expected": True, "suggestion": SUGGESTION},
+    }
+    yield text_result("ok")
+    # The defects of ANCHOR.md: the cap overshot by escapes and by _meta, cuts inside
+    # an escape sequence, an emoji or a line; an error turned into a success.
+    yield text_result("\x1b]8;;https://example.com\x1b\\link\x1b]8;;\x1b\\\r\n" * 300)
+    yield text_result("\u00e9\u65e5\U0001F1EF\U0001F1F5e\u0301" * 400, _meta={"trace": "t" * 3000})
+    yield {"content": [{"type": "image", "data": "QUFB" * 2000, "mimeType": "image/png"}],
+           "structuredContent": {"rows": list(range(300))}}
+
+
+def error_cases():
+    yield {"tool": "fail_expected_chained",
+           "failure": {"message": "Pane not found: %99", "expected": True, "error_type": "PaneNotFound"}}
+    yield {"tool": "fail_expected_with_suggestion",
+           "failure": {"message": "Pane not found: %99", "expected": True, "suggestion": SUGGESTION}}
+    yield {"tool": "fail_unexpected",
+           "error": {"code": -32603, "message": "Internal error: Error calling tool 'fail_unexpected': boom"}}
+    takes_int = {"tool": "takes_int", "parameters": ["count"], "required": ["count"],
+                 "client": {"name": "probe-client", "version": "9.9"}}
+    bad = "\u0416not-an-int\u0416"
+    yield {**takes_int, "arguments": {"count": bad}, "error": {"code": -32602,
+           "message": f'failed to deserialize parameters: invalid type: string "{bad}", expected i64'}}
+    yield {**takes_int, "arguments": {"count": 1, "wait_for_previous": True}, "error": {"code": -32602,
+           "message": "failed to deserialize parameters: unknown field `wait_for_previous`, expected `count`"}}
+    yield {**takes_int, "arguments": {"count": 1, "bogus_flag": True, "other": 2}, "error": {"code": -32602,
+           "message": "failed to deserialize parameters: unknown field `bogus_flag`, expected `count`"}}
+    yield {**takes_int, "arguments": {}, "error": {"code": -32602,
+           "message": "failed to deserialize parameters: missing field `count`"}}
+
+
+def write(target, cases):
+    """One file a case, named by its hash; bytes are written as they are."""
+    folder = SEEDS / target
+    folder.mkdir(parents=True, exist_ok=True)
+    for old in folder.iterdir():
+        old.unlink()
+    for case in cases:
+        data = case if isinstance(case, bytes) else json.dumps(
+            case, ensure_ascii=False, separators=(",", ":")).encode()
+        (folder / hashlib.sha1(data).hexdigest()).write_bytes(data)
+
+
+write("limit", ({"cap": 1000, "line_align": align, "result": r}
+                for r in limit_cases() for align in (True, False)))
+write("error_result", error_cases())
+write("validation_text", [b"\x00" * 8, b"not-an-int", bytes(range(64))])
