@@ -20,6 +20,27 @@
 //!     checks::check_limit(&limit, &result).map_err(|v| TestCaseError::fail(v.to_string()))?;
 //! });
 //! ```
+//!
+//! In your own server's tests: whatever a tool prints, what the client gets keeps the
+//! prompt and stays under the cap.
+//!
+//! ```
+//! use backstop_core::testing::{checks::check_limit, strategies::terminal_text};
+//! use backstop_core::{Limit, ToolResult};
+//! use proptest::prelude::*;
+//!
+//! // The tool under test.
+//! fn capture_pane(scrollback: &str) -> ToolResult {
+//!     ToolResult::text(format!("{scrollback}\nPROMPT $"))
+//! }
+//!
+//! let limit = Limit::new(2_000).unwrap();
+//! proptest!(ProptestConfig::with_cases(32), |(scrollback in terminal_text(2_000))| {
+//!     let sent = check_limit(&limit, &capture_pane(&scrollback))
+//!         .map_err(|v| TestCaseError::fail(v.to_string()))?;
+//!     prop_assert!(sent.result.content[0].as_text().unwrap().ends_with("\nPROMPT $"));
+//! });
+//! ```
 
 pub mod checks;
 pub mod strategies;
