@@ -172,9 +172,22 @@ pub fn recognize_failure(result: &ToolResult) -> Option<Failure> {
         return None;
     }
     let text = result.content.first()?.as_text()?;
-    let detail = text.strip_prefix(RMCP_DESERIALIZE_PREFIX)?.trim_start();
-    let problem = Problem::from_serde_message(detail).unwrap_or_else(Problem::invalid_arguments);
-    Some(Failure::validation(vec![problem]))
+    let problems = match crate::foreign_validation::recognize(text) {
+        Some(problems) => problems,
+        None => {
+            let detail = text.strip_prefix(RMCP_DESERIALIZE_PREFIX)?.trim_start();
+            let problem =
+                Problem::from_serde_message(detail).unwrap_or_else(Problem::invalid_arguments);
+            vec![problem]
+        }
+    };
+    // J2: the result's own `_meta` keys are kept (E7; E3–E5 win when rendered).
+    let own_meta = result.meta.iter().flatten();
+    Some(
+        own_meta.fold(Failure::validation(problems), |failure, (key, value)| {
+            failure.with_meta(key.clone(), value.clone())
+        }),
+    )
 }
 
 /// V6, opt-in strict mode: a call that gives an argument the tool's schema does not

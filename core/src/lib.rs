@@ -11,6 +11,7 @@
 pub mod call;
 pub mod error_result;
 pub mod failure;
+pub mod foreign_validation;
 pub mod limit;
 pub mod log;
 pub mod protocol_error;

@@ -291,7 +291,7 @@ fn code_family(code: i64) -> Family {
 
 /// The message without the prefixes stock middleware and frameworks put before it,
 /// and the most specific family those prefixes named.
-fn strip_prefixes(message: &str) -> (&str, Option<Family>) {
+pub(crate) fn strip_prefixes(message: &str) -> (&str, Option<Family>) {
     let mut rest = message;
     let mut family = None;
     loop {
@@ -384,7 +384,11 @@ impl Failure {
             }),
             None => {
                 let problem = Problem::from_serde_message(message);
-                if message.starts_with(RMCP_DESERIALIZE_PREFIX) {
+                // Frameworks' own validation texts (pydantic, zod): see foreign_validation.
+                let foreign = crate::foreign_validation::recognize(message);
+                if foreign.is_some() {
+                    foreign
+                } else if message.starts_with(RMCP_DESERIALIZE_PREFIX) {
                     Some(vec![problem.unwrap_or_else(Problem::invalid_arguments)])
                 } else if family == Family::InvalidParams {
                     problem.map(|problem| vec![problem])

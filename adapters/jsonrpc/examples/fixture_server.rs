@@ -1,0 +1,136 @@
+//! A tiny stdio MCP server for the end-to-end tests and the benchmark of
+//! `backstop proxy`: exact, scriptable misbehaviour.
+//!
+//! Tools (all `tools/call`):
+//!
+//! | tool | does |
+//! | --- | --- |
+//! | `echo {text}` | a text result holding `text` |
+//! | `fail` | JSON-RPC error `-32603 "Internal error: Pane not found: %99"` |
+//! | `big {bytes}` | a text result of `bytes` bytes of lines, ending `PROMPT $` |
+//! | `hold` | no answer until the next request has been answered (out of order) |
+//! | `crash {code}` | exits with `code` without answering |
+//! | `partial` | writes half a response, no newline, and exits 0 |
+//! | `no_newline` | writes a whole response without its newline, and exits 0 |
+//!
+//! `resources/read` answers `-32602` with `data.uri` (the 2026-07-28 way); a batch is
+//! answered with a batch. Run: `cargo run -p backstop-jsonrpc --example fixture_server`.
+
+use std::io::{self, BufRead, Write};
+
+use serde_json::{Value, json};
+
+fn main() {
+    let stdin = io::stdin();
+    let mut out = io::stdout().lock();
+    let mut held: Option<Value> = None;
+    for line in stdin.lock().split(b'\n') {
+        let Ok(line) = line else { break };
+        let Ok(message) = serde_json::from_slice::<Value>(&line) else {
+            continue;
+        };
+        let answer = match &message {
+            Value::Array(batch) => {
+                let answers: Vec<Value> =
+                    batch.iter().filter_map(|m| answer(m, &mut out)).collect();
+                (!answers.is_empty()).then_some(Value::Array(answers))
+            }
+            single => {
+                if tool_name(single) == Some("hold") {
+                    held = Some(single.clone());
+                    continue;
+                }
+                answer(single, &mut out)
+            }
+        };
+        if let Some(answer) = answer {
+            send(&mut out, &answer);
+            if let Some(request) = held.take() {
+                send(&mut out, &text_result(&request["id"], "held answer"));
+            }
+        }
+    }
+}
+
+fn send(out: &mut impl Write, message: &Value) {
+    let mut line = serde_json::to_vec(message).expect("serializable");
+    line.push(b'\n');
+    let _ = out.write_all(&line);
+    let _ = out.flush();
+}
+
+fn tool_name(message: &Value) -> Option<&str> {
+    (message["method"] == "tools/call")
+        .then(|| message["params"]["name"].as_str())
+        .flatten()
+}
+
+fn text_result(id: &Value, text: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": text}]}})
+}
+
+fn tool(name: &str, properties: Value) -> Value {
+    json!({"name": name, "inputSchema": {"type": "object", "properties": properties}})
+}
+
+/// The answer to one request, `None` for a notification.
+fn answer(message: &Value, out: &mut impl Write) -> Option<Value> {
+    let id = message.get("id")?.clone();
+    let method = message["method"].as_str().unwrap_or("");
+    let arguments = &message["params"]["arguments"];
+    let result = match method {
+        "initialize" => json!({
+            "protocolVersion": message["params"]["protocolVersion"].as_str().unwrap_or("2025-06-18"),
+            "capabilities": {"tools": {}, "resources": {}},
+            "serverInfo": {"name": "fixture", "version": "1.0"}
+        }),
+        "tools/list" => json!({"tools": [
+            tool("echo", json!({"text": {"type": "string"}})),
+            tool("fail", json!({})),
+            tool("big", json!({"bytes": {"type": "integer"}})),
+            tool("hold", json!({})),
+            tool("crash", json!({"code": {"type": "integer"}})),
+            tool("partial", json!({})),
+            tool("no_newline", json!({})),
+        ]}),
+        "resources/read" => {
+            let uri = &message["params"]["uri"];
+            return Some(json!({"jsonrpc": "2.0", "id": id, "error": {
+                "code": -32602, "message": format!("Resource not found: {}", uri.as_str().unwrap_or("")),
+                "data": {"uri": uri}}}));
+        }
+        "tools/call" => match tool_name(message).unwrap_or("") {
+            "echo" => return Some(text_result(&id, arguments["text"].as_str().unwrap_or(""))),
+            "fail" => {
+                return Some(json!({"jsonrpc": "2.0", "id": id, "error": {
+                    "code": -32603, "message": "Internal error: Pane not found: %99"}}));
+            }
+            "big" => {
+                let bytes = arguments["bytes"].as_u64().unwrap_or(0) as usize;
+                let line = "line of output\n";
+                let mut text = line.repeat(bytes.saturating_sub(8) / line.len() + 1);
+                text.truncate(bytes.saturating_sub(8));
+                text.push_str("PROMPT $");
+                return Some(text_result(&id, &text));
+            }
+            "crash" => std::process::exit(arguments["code"].as_i64().unwrap_or(1) as i32),
+            "partial" => {
+                let _ = out.write_all(br#"{"jsonrpc":"2.0","id":"#);
+                let _ = out.flush();
+                std::process::exit(0);
+            }
+            "no_newline" => {
+                let line = serde_json::to_vec(&text_result(&id, "last words")).expect("json");
+                let _ = out.write_all(&line);
+                let _ = out.flush();
+                std::process::exit(0);
+            }
+            other => {
+                return Some(json!({"jsonrpc": "2.0", "id": id, "error": {
+                    "code": -32602, "message": format!("Unknown tool: {other}")}}));
+            }
+        },
+        _ => json!({}),
+    };
+    Some(json!({"jsonrpc": "2.0", "id": id, "result": result}))
+}

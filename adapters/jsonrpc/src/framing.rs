@@ -1,0 +1,70 @@
+//! Newline-delimited framing of JSON-RPC messages on a byte stream (MCP stdio).
+//!
+//! Each message is one line. A last line without its newline (the writer stopped
+//! mid-line, or never wrote one) is still a line: it is handed on like the others.
+//! Writing puts the newline back — the one byte the proxy adds, so that the reader on
+//! the other side sees the line end and nothing that follows runs into it.
+
+use std::io::{self, BufRead, BufReader, Read, Write};
+
+/// Lines this long or longer are not kept buffered once handled: the buffer is
+/// released so that one huge message does not pin its memory for the whole session
+/// (SPEC B2).
+pub const KEEP_BUFFER_BYTES: usize = 4 << 20;
+
+/// Reads one line at a time into a reused buffer.
+///
+/// ```
+/// use backstop_jsonrpc::framing::LineReader;
+/// let mut reader = LineReader::new(&b"{\"a\":1}\npartial"[..]);
+/// assert_eq!(reader.next_line().unwrap(), Some(&b"{\"a\":1}"[..]));
+/// assert_eq!(reader.next_line().unwrap(), Some(&b"partial"[..]));
+/// assert_eq!(reader.next_line().unwrap(), None);
+/// ```
+#[derive(Debug)]
+pub struct LineReader<R> {
+    reader: BufReader<R>,
+    buffer: Vec<u8>,
+}
+
+impl<R: Read> LineReader<R> {
+    /// A reader of lines from `reader`, buffered.
+    pub fn new(reader: R) -> Self {
+        Self {
+            reader: BufReader::with_capacity(64 << 10, reader),
+            buffer: Vec::new(),
+        }
+    }
+
+    /// The next line without its `\n`, or `None` at the end of the stream.
+    pub fn next_line(&mut self) -> io::Result<Option<&[u8]>> {
+        if self.buffer.capacity() >= KEEP_BUFFER_BYTES {
+            self.buffer = Vec::new();
+        }
+        self.buffer.clear();
+        if self.reader.read_until(b'\n', &mut self.buffer)? == 0 {
+            return Ok(None);
+        }
+        if self.buffer.last() == Some(&b'\n') {
+            self.buffer.pop();
+        }
+        Ok(Some(&self.buffer))
+    }
+
+    /// Whether more input is already buffered (so a writer may wait to flush).
+    pub fn has_buffered_input(&self) -> bool {
+        !self.reader.buffer().is_empty()
+    }
+}
+
+/// Write one line: `message` and a `\n`.
+///
+/// ```
+/// let mut out = Vec::new();
+/// backstop_jsonrpc::framing::write_line(&mut out, b"{}").unwrap();
+/// assert_eq!(out, b"{}\n");
+/// ```
+pub fn write_line(writer: &mut impl Write, message: &[u8]) -> io::Result<()> {
+    writer.write_all(message)?;
+    writer.write_all(b"\n")
+}

@@ -1,0 +1,39 @@
+//! # backstop-jsonrpc
+//!
+//! backstop for any MCP server, in any language, at the level of raw JSON-RPC
+//! messages (SPEC A2, A3).
+//!
+//! - [`Shaper`]: a sans-IO shaper. Feed it the client's and the server's messages as
+//!   bytes (or [`serde_json::Value`]s); it remembers each pending request and the tool
+//!   list, and rewrites the server's responses through [`backstop_core`]: failures of
+//!   known tools become `isError` results (E1–E7), framework validation texts lose the
+//!   rejected values (V1–V5), unknown tools become `-32602` (E8), resource-not-found
+//!   codes follow the client's revision (R3), and big results keep their tail under a
+//!   hard cap (L1–L14). Everything else is forwarded byte-identical.
+//! - [`proxy`]: the process plumbing of `backstop proxy -- <server command…>`.
+//!
+//! ```
+//! use backstop_jsonrpc::{Forward, Shaper};
+//! use backstop_core::Limit;
+//!
+//! let mut shaper = Shaper::new(Limit::new(300).unwrap());
+//! shaper.client_message(br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"capture_pane"}}"#);
+//! let output = format!("{}PROMPT $", "line of output\n".repeat(1000));
+//! let response = serde_json::json!({"jsonrpc": "2.0", "id": 7,
+//!     "result": {"content": [{"type": "text", "text": output}]}});
+//! let Forward::Rewritten(bytes) = shaper.server_message(&serde_json::to_vec(&response).unwrap()) else {
+//!     panic!("over the cap")
+//! };
+//! let sent: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+//! let text = sent["result"]["content"][0]["text"].as_str().unwrap();
+//! assert!(text.starts_with("[... truncated ") && text.ends_with("\nPROMPT $"));
+//! ```
+#![forbid(unsafe_code)]
+
+pub mod framing;
+pub mod message;
+pub mod pending;
+pub mod proxy;
+pub mod shaper;
+
+pub use shaper::{Forward, Shaper};

@@ -1,0 +1,247 @@
+//! Reading and writing JSON-RPC messages without touching what is not needed.
+//!
+//! A message is read as an [`Envelope`]: its `id`, `method`, `params`, `result` and
+//! `error` members, each left as raw JSON text borrowed from the input
+//! ([`RawValue`]), so that nothing is copied or built until the shaper knows it needs
+//! it, and so that a message forwarded unchanged is the input's own bytes (J6).
+
+use std::borrow::Cow;
+use std::fmt;
+
+use backstop_core::ProtocolError;
+use serde::de::{self, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{Map, Value};
+
+/// A request id as the pending-request table keys it. JSON-RPC ids are numbers or
+/// strings; `1` and `"1"` are different ids, and `null` is no id to track.
+///
+/// ```
+/// use backstop_jsonrpc::message::RequestId;
+/// let raw = serde_json::value::RawValue::from_string("\"a\\u0062\"".into()).unwrap();
+/// assert_eq!(RequestId::from_raw(&raw), Some(RequestId::String("ab".into())));
+/// assert_eq!(RequestId::from_value(&serde_json::json!(7)), Some(RequestId::Number("7".into())));
+/// assert_eq!(RequestId::from_value(&serde_json::json!(null)), None);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum RequestId {
+    /// A number id, in serde_json's canonical text.
+    Number(String),
+    /// A string id, unescaped.
+    String(String),
+}
+
+impl RequestId {
+    /// The id a raw JSON `id` member holds, if it is a number or a string.
+    pub fn from_raw(raw: &RawValue) -> Option<RequestId> {
+        Self::from_value(&serde_json::from_str(raw.get()).ok()?)
+    }
+
+    /// The id a JSON value holds, if it is a number or a string.
+    pub fn from_value(value: &Value) -> Option<RequestId> {
+        match value {
+            Value::Number(n) => Some(RequestId::Number(n.to_string())),
+            Value::String(s) => Some(RequestId::String(s.clone())),
+            _ => None,
+        }
+    }
+}
+
+/// The members of a JSON-RPC message the shaper looks at, borrowed from the input.
+///
+/// A request has `method` and `id`, a notification `method` only, a response `id`
+/// and `result` or `error`. Anything that does not read as an object with members of
+/// these types is not a message the shaper understands, and is forwarded as it came.
+///
+/// ```
+/// use backstop_jsonrpc::message::Envelope;
+/// let line = br#"{"jsonrpc":"2.0","id":3,"result":{"content":[]}}"#;
+/// let envelope = Envelope::parse(line).unwrap();
+/// assert!(envelope.is_response());
+/// assert_eq!(envelope.result.unwrap().get(), r#"{"content":[]}"#);
+/// assert!(Envelope::parse(b"not json").is_none());
+/// ```
+#[derive(Debug, Deserialize)]
+pub struct Envelope<'a> {
+    /// `id`, as raw JSON; `None` when absent or `null`.
+    #[serde(borrow, default)]
+    pub id: Option<&'a RawValue>,
+    /// `method`.
+    #[serde(borrow, default)]
+    pub method: Option<Cow<'a, str>>,
+    /// `params`, as raw JSON.
+    #[serde(borrow, default)]
+    pub params: Option<&'a RawValue>,
+    /// `result`, as raw JSON.
+    #[serde(borrow, default)]
+    pub result: Option<&'a RawValue>,
+    /// `error`, as raw JSON.
+    #[serde(borrow, default)]
+    pub error: Option<&'a RawValue>,
+}
+
+impl<'a> Envelope<'a> {
+    /// Read one message (not a batch); `None` when it is not a JSON object with
+    /// members of the right types.
+    pub fn parse(bytes: &'a [u8]) -> Option<Envelope<'a>> {
+        serde_json::from_slice(bytes).ok()
+    }
+
+    /// Whether this is a response: an `id`, no `method`, and `result` or `error`.
+    pub fn is_response(&self) -> bool {
+        self.method.is_none() && self.id.is_some() && (self.result.is_some() ^ self.error.is_some())
+    }
+
+    /// The request id, when there is a number or string one.
+    pub fn request_id(&self) -> Option<RequestId> {
+        self.id.and_then(RequestId::from_raw)
+    }
+
+    /// The `params` members the shaper reads; all empty when there are none or they do
+    /// not read.
+    ///
+    /// ```
+    /// use backstop_jsonrpc::message::Envelope;
+    /// let line = br#"{"id":1,"method":"tools/call","params":{"name":"t","arguments":{"b":1,"a":[2]}}}"#;
+    /// let params = Envelope::parse(line).unwrap().params();
+    /// assert_eq!(params.name.as_deref(), Some("t"));
+    /// assert_eq!(params.arguments.0, ["b", "a"]);
+    /// ```
+    pub fn params(&self) -> Params<'a> {
+        self.params
+            .and_then(|raw| serde_json::from_str(raw.get()).ok())
+            .unwrap_or_default()
+    }
+}
+
+/// A batch's elements as raw JSON, or `None` when `bytes` is not a JSON array.
+///
+/// ```
+/// let elements = backstop_jsonrpc::message::batch_elements(br#" [{"id":1}, 2 ]"#).unwrap();
+/// assert_eq!(elements.iter().map(|e| e.get()).collect::<Vec<_>>(), [r#"{"id":1}"#, "2"]);
+/// assert!(backstop_jsonrpc::message::batch_elements(b"{}").is_none());
+/// ```
+pub fn batch_elements(bytes: &[u8]) -> Option<Vec<&RawValue>> {
+    let first = bytes.iter().find(|b| !b.is_ascii_whitespace())?;
+    if *first != b'[' {
+        return None;
+    }
+    serde_json::from_slice(bytes).ok()
+}
+
+/// The `params` members the shaper reads. Unknown members are skipped without being
+/// built; argument *values* are never read (only their names).
+#[derive(Debug, Default, Deserialize)]
+pub struct Params<'a> {
+    /// `name` (tools/call).
+    #[serde(borrow, default)]
+    pub name: Option<Cow<'a, str>>,
+    /// The names of `arguments` (tools/call), in the order given.
+    #[serde(default)]
+    pub arguments: ArgumentNames,
+    /// `uri` (resources/*).
+    #[serde(borrow, default)]
+    pub uri: Option<Cow<'a, str>>,
+    /// `cursor` (tools/list): present on every page but the first.
+    #[serde(default)]
+    pub cursor: Option<IgnoredAny>,
+    /// `requestId` (notifications/cancelled).
+    #[serde(rename = "requestId", borrow, default)]
+    pub request_id: Option<&'a RawValue>,
+    /// `_meta`.
+    #[serde(rename = "_meta", default)]
+    pub meta: Option<Map<String, Value>>,
+}
+
+/// The member names of a JSON object, in order, its values skipped unread; empty for
+/// anything that is not an object.
+///
+/// ```
+/// let names: backstop_jsonrpc::message::ArgumentNames = serde_json::from_str(r#"{"x":1,"a":{}}"#).unwrap();
+/// assert_eq!(names.0, ["x", "a"]);
+/// let none: backstop_jsonrpc::message::ArgumentNames = serde_json::from_str("[1]").unwrap();
+/// assert!(none.0.is_empty());
+/// ```
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct ArgumentNames(pub Vec<String>);
+
+impl<'de> Deserialize<'de> for ArgumentNames {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Names;
+        impl<'de> Visitor<'de> for Names {
+            type Value = ArgumentNames;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ArgumentNames, A::Error> {
+                let mut names = Vec::new();
+                while let Some(name) = map.next_key::<Cow<'de, str>>()? {
+                    map.next_value::<IgnoredAny>()?;
+                    names.push(name.into_owned());
+                }
+                Ok(ArgumentNames(names))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<ArgumentNames, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(ArgumentNames::default())
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<ArgumentNames, E> {
+                Ok(ArgumentNames::default())
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<ArgumentNames, E> {
+                Ok(ArgumentNames::default())
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<ArgumentNames, E> {
+                Ok(ArgumentNames::default())
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<ArgumentNames, E> {
+                Ok(ArgumentNames::default())
+            }
+            fn visit_str<E>(self, _: &str) -> Result<ArgumentNames, E> {
+                Ok(ArgumentNames::default())
+            }
+            fn visit_unit<E>(self) -> Result<ArgumentNames, E> {
+                Ok(ArgumentNames::default())
+            }
+        }
+        deserializer.deserialize_any(Names)
+    }
+}
+
+/// A response with `result`, the id written as the request's raw JSON.
+///
+/// ```
+/// let line = backstop_jsonrpc::message::result_response("\"a\"", &serde_json::json!({"content": []}));
+/// assert_eq!(line, br#"{"jsonrpc":"2.0","id":"a","result":{"content":[]}}"#);
+/// ```
+pub fn result_response(id_json: &str, result: &impl Serialize) -> Vec<u8> {
+    response(id_json, "result", result)
+}
+
+/// A response with `error`, the id written as the request's raw JSON.
+///
+/// ```
+/// let error = backstop_core::ProtocolError::new(-32602, "Unknown tool: x");
+/// let line = backstop_jsonrpc::message::error_response("7", &error);
+/// assert_eq!(line, br#"{"jsonrpc":"2.0","id":7,"error":{"code":-32602,"message":"Unknown tool: x"}}"#);
+/// ```
+pub fn error_response(id_json: &str, error: &ProtocolError) -> Vec<u8> {
+    response(id_json, "error", error)
+}
+
+fn response(id_json: &str, member: &str, body: &impl Serialize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64);
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+    out.extend_from_slice(id_json.as_bytes());
+    out.extend_from_slice(b",\"");
+    out.extend_from_slice(member.as_bytes());
+    out.extend_from_slice(b"\":");
+    // Serializing a ToolResult, a ProtocolError or a Value into memory cannot fail.
+    serde_json::to_writer(&mut out, body).expect("serializing to memory");
+    out.push(b'}');
+    out
+}

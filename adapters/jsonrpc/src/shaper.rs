@@ -1,0 +1,509 @@
+//! The shaper: sees every message both ways, remembers what each pending request was,
+//! and rewrites the server's responses per issue 4's J1–J6 — by asking the core.
+//!
+//! - **J1/J2/J3/J5** a `tools/call` response is handed to
+//!   [`backstop_core::call::shape_tool_call`]: a JSON-RPC error becomes
+//!   `Outcome::Failure(Failure::from_protocol_error(..))`, a result
+//!   `Outcome::Result(..)`; the core converts, recognises validation failures, makes
+//!   E8 for an unknown tool and applies the limit.
+//! - **J4** a resource-not-found error (`-32002`, or `-32602` with `data.uri`) gets the
+//!   code of the request's revision (R3).
+//! - **J6** everything else — and every response the core leaves as it was — is
+//!   forwarded as the input's own bytes: [`Forward::Unchanged`].
+//!
+//! What is known of the session comes from `initialize` (the client's request and the
+//! server's negotiated `protocolVersion`) or from each request's `_meta` (R2, R3).
+//! The tool catalog comes from `tools/list` results; it is *complete* only once a
+//! listing without `nextCursor` has been seen, and `notifications/tools/list_changed`
+//! makes it unknown again. A tool is only ever called unknown (E8) against a complete
+//! catalog.
+
+use backstop_core::call::{Outcome, ToolCatalog, shape_tool_call};
+use backstop_core::protocol_error::code;
+use backstop_core::{ErrorCounts, Failure, Limit, LogRecord, ProtocolError, Session, ToolResult};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::message::{Envelope, batch_elements, error_response, result_response};
+use crate::pending::{PendingRequest, PendingRequests, RequestKind};
+
+/// The most log records kept until [`Shaper::take_log_records`] takes them; older
+/// ones are dropped first (their counts stay in [`Shaper::error_counts`]).
+pub const MAX_LOG_RECORDS: usize = 1024;
+
+/// What to send on for one message.
+///
+/// ```
+/// use backstop_jsonrpc::{Forward, Shaper};
+/// let mut shaper = Shaper::default();
+/// let line = br#"{"jsonrpc":"2.0","method":"notifications/progress"}"#;
+/// let forward = shaper.server_message(line);
+/// assert_eq!(forward, Forward::Unchanged);
+/// assert_eq!(forward.bytes(line), line);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Forward {
+    /// Send the message exactly as it came (J6).
+    Unchanged,
+    /// Send these bytes instead.
+    Rewritten(Vec<u8>),
+}
+
+impl Forward {
+    /// The bytes to send for `original`.
+    pub fn bytes<'a>(&'a self, original: &'a [u8]) -> &'a [u8] {
+        match self {
+            Forward::Unchanged => original,
+            Forward::Rewritten(bytes) => bytes,
+        }
+    }
+
+    /// Whether the message is sent as it came.
+    pub fn is_unchanged(&self) -> bool {
+        matches!(self, Forward::Unchanged)
+    }
+}
+
+/// How much of the server's tool list has been seen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CatalogState {
+    /// No listing yet, or the list changed since.
+    Unknown,
+    /// Some pages of a listing.
+    Partial,
+    /// A whole listing.
+    Complete,
+}
+
+/// The sans-IO shaper of one client–server connection (SPEC A2).
+///
+/// Feed it every message the client sends ([`client_message`](Self::client_message))
+/// and every message the server sends ([`server_message`](Self::server_message)), one
+/// JSON-RPC message or batch each, in the order they travel; send on what it returns.
+///
+/// ```
+/// use backstop_jsonrpc::{Forward, Shaper};
+///
+/// let mut shaper = Shaper::default();
+/// shaper.client_message(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+/// let list = br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"capture_pane"}]}}"#;
+/// assert_eq!(shaper.server_message(list), Forward::Unchanged);
+///
+/// shaper.client_message(br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"capture_pane"}}"#);
+/// let failed = br#"{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"Internal error: Pane not found: %99"}}"#;
+/// let Forward::Rewritten(bytes) = shaper.server_message(failed) else { panic!() };
+/// let response: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+/// assert_eq!(response["result"]["isError"], true);
+/// assert_eq!(response["result"]["content"][0]["text"], "Pane not found: %99");
+/// ```
+#[derive(Debug, Clone)]
+pub struct Shaper {
+    limit: Limit,
+    catalog: ToolCatalog,
+    catalog_state: CatalogState,
+    handshake: Session,
+    pending: PendingRequests,
+    log: Vec<LogRecord>,
+    counts: ErrorCounts,
+}
+
+impl Default for Shaper {
+    fn default() -> Self {
+        Self::new(Limit::default())
+    }
+}
+
+impl Shaper {
+    /// A shaper applying `limit` to `tools/call` results (J5), with the default bound
+    /// on pending requests.
+    ///
+    /// ```
+    /// let shaper = backstop_jsonrpc::Shaper::new(backstop_core::Limit::new(50_000).unwrap());
+    /// assert_eq!(shaper.limit().max_bytes(), 50_000);
+    /// ```
+    pub fn new(limit: Limit) -> Self {
+        Self {
+            limit,
+            catalog: ToolCatalog::new(),
+            catalog_state: CatalogState::Unknown,
+            handshake: Session::default(),
+            pending: PendingRequests::default(),
+            log: Vec::new(),
+            counts: ErrorCounts::new(),
+        }
+    }
+
+    /// This shaper with at most `max` pending requests remembered (B2; the oldest is
+    /// evicted, and its response forwarded unshaped).
+    ///
+    /// ```
+    /// let shaper = backstop_jsonrpc::Shaper::default().with_max_pending(16);
+    /// assert_eq!(shaper.pending().max(), 16);
+    /// ```
+    pub fn with_max_pending(mut self, max: usize) -> Self {
+        self.pending = PendingRequests::new(max);
+        self
+    }
+
+    /// The limit in force.
+    pub fn limit(&self) -> &Limit {
+        &self.limit
+    }
+
+    /// The tools the server listed.
+    pub fn catalog(&self) -> &ToolCatalog {
+        &self.catalog
+    }
+
+    /// The requests not answered yet.
+    pub fn pending(&self) -> &PendingRequests {
+        &self.pending
+    }
+
+    /// What the handshake said of the session.
+    pub fn session(&self) -> &Session {
+        &self.handshake
+    }
+
+    /// Counts of converted failures per `<error_type>:<method>` (G3).
+    pub fn error_counts(&self) -> &ErrorCounts {
+        &self.counts
+    }
+
+    /// Take the log records of the failures converted since the last call (G1, G2).
+    ///
+    /// ```
+    /// assert!(backstop_jsonrpc::Shaper::default().take_log_records().is_empty());
+    /// ```
+    pub fn take_log_records(&mut self) -> Vec<LogRecord> {
+        std::mem::take(&mut self.log)
+    }
+
+    /// A message from the client (one line: a message or a batch). Requests are
+    /// remembered until answered; the message itself is always sent on unchanged.
+    ///
+    /// ```
+    /// let mut shaper = backstop_jsonrpc::Shaper::default();
+    /// let forward = shaper.client_message(br#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#);
+    /// assert!(forward.is_unchanged());
+    /// assert_eq!(shaper.pending().len(), 1);
+    /// ```
+    pub fn client_message(&mut self, bytes: &[u8]) -> Forward {
+        match batch_elements(bytes) {
+            Some(elements) => {
+                for element in elements {
+                    self.client_element(element.get().as_bytes());
+                }
+            }
+            None => self.client_element(bytes),
+        }
+        Forward::Unchanged
+    }
+
+    /// A message from the server (one line: a message or a batch): what to send to
+    /// the client. Batches are shaped element by element; a batch none of whose
+    /// elements changes is sent as it came.
+    ///
+    /// ```
+    /// let mut shaper = backstop_jsonrpc::Shaper::default();
+    /// assert!(shaper.server_message(b"garbage \xff").is_unchanged());
+    /// ```
+    pub fn server_message(&mut self, bytes: &[u8]) -> Forward {
+        let Some(elements) = batch_elements(bytes) else {
+            return self.server_element(bytes);
+        };
+        let shaped: Vec<(&RawValue, Forward)> = elements
+            .into_iter()
+            .map(|element| (element, self.server_element(element.get().as_bytes())))
+            .collect();
+        if shaped.iter().all(|(_, forward)| forward.is_unchanged()) {
+            return Forward::Unchanged;
+        }
+        let mut out = Vec::with_capacity(bytes.len());
+        out.push(b'[');
+        for (n, (element, forward)) in shaped.iter().enumerate() {
+            if n > 0 {
+                out.push(b',');
+            }
+            out.extend_from_slice(forward.bytes(element.get().as_bytes()));
+        }
+        out.push(b']');
+        Forward::Rewritten(out)
+    }
+
+    /// [`client_message`](Self::client_message) for a message already parsed.
+    ///
+    /// ```
+    /// let mut shaper = backstop_jsonrpc::Shaper::default();
+    /// shaper.client_value(&serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    /// assert_eq!(shaper.pending().len(), 1);
+    /// ```
+    pub fn client_value(&mut self, message: &Value) {
+        if let Ok(bytes) = serde_json::to_vec(message) {
+            self.client_message(&bytes);
+        }
+    }
+
+    /// [`server_message`](Self::server_message) for a message already parsed: the
+    /// message to send, `message` itself when unchanged. (It is serialized once to be
+    /// read; prefer the bytes API on a transport that has them.)
+    ///
+    /// ```
+    /// use serde_json::json;
+    /// let mut shaper = backstop_jsonrpc::Shaper::default();
+    /// shaper.client_value(&json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read",
+    ///     "params": {"uri": "probe://gone", "_meta": {"io.modelcontextprotocol/protocolVersion": "2025-11-25"}}}));
+    /// let sent = shaper.server_value(json!({"jsonrpc": "2.0", "id": 1,
+    ///     "error": {"code": -32602, "message": "Resource not found", "data": {"uri": "probe://gone"}}}));
+    /// assert_eq!(sent["error"]["code"], -32002); // J4: the client's revision says so
+    /// ```
+    pub fn server_value(&mut self, message: Value) -> Value {
+        let Ok(bytes) = serde_json::to_vec(&message) else {
+            return message;
+        };
+        match self.server_message(&bytes) {
+            Forward::Unchanged => message,
+            Forward::Rewritten(rewritten) => serde_json::from_slice(&rewritten).unwrap_or(message),
+        }
+    }
+
+    /// Answer every pending request with `error` (the server is gone), oldest first:
+    /// one response line each, to send to the client.
+    ///
+    /// ```
+    /// let mut shaper = backstop_jsonrpc::Shaper::default();
+    /// shaper.client_message(br#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#);
+    /// let error = backstop_core::ProtocolError::new(-32603, "The MCP server exited");
+    /// let lines = shaper.answer_pending(&error);
+    /// assert_eq!(lines, [br#"{"jsonrpc":"2.0","id":5,"error":{"code":-32603,"message":"The MCP server exited"}}"#.to_vec()]);
+    /// assert!(shaper.pending().is_empty());
+    /// ```
+    pub fn answer_pending(&mut self, error: &ProtocolError) -> Vec<Vec<u8>> {
+        self.pending
+            .drain()
+            .into_iter()
+            .map(|request| error_response(&request.id_json, error))
+            .collect()
+    }
+
+    fn client_element(&mut self, bytes: &[u8]) {
+        let Some(envelope) = Envelope::parse(bytes) else {
+            return;
+        };
+        let Some(method) = envelope.method.as_deref() else {
+            return; // a response to a server's request, or not a message
+        };
+        let params = envelope.params();
+        if method == "notifications/cancelled" {
+            let cancelled = params
+                .request_id
+                .and_then(crate::message::RequestId::from_raw);
+            if let Some(request) = cancelled.and_then(|id| self.pending.get_mut(&id)) {
+                request.cancelled = true;
+            }
+            return;
+        }
+        let (Some(id), Some(id_raw)) = (envelope.request_id(), envelope.id) else {
+            return; // a notification
+        };
+        if method == "initialize"
+            && let Some(raw) = envelope.params
+            && let Ok(value) = serde_json::from_str::<Value>(raw.get())
+        {
+            self.handshake = Session::from_initialize(&value);
+        }
+        let kind = match method {
+            "initialize" => RequestKind::Initialize,
+            "tools/list" => RequestKind::ToolsList {
+                first_page: params.cursor.is_none(),
+            },
+            "tools/call" => match &params.name {
+                Some(tool) => RequestKind::ToolsCall {
+                    tool: tool.clone().into_owned(),
+                    arguments: params.arguments.0,
+                },
+                None => RequestKind::Other,
+            },
+            m if m.starts_with("resources/") => RequestKind::Resource,
+            _ => RequestKind::Other,
+        };
+        let session = self.handshake.clone().or_request_meta(params.meta.as_ref());
+        self.pending.insert(
+            id,
+            PendingRequest::new(id_raw.get().to_owned(), kind, session),
+        );
+    }
+
+    fn server_element(&mut self, bytes: &[u8]) -> Forward {
+        let Some(envelope) = Envelope::parse(bytes) else {
+            return Forward::Unchanged;
+        };
+        if envelope.method.as_deref() == Some("notifications/tools/list_changed") {
+            self.catalog_state = CatalogState::Unknown;
+        }
+        if !envelope.is_response() {
+            return Forward::Unchanged;
+        }
+        let Some(request) = envelope
+            .request_id()
+            .and_then(|id| self.pending.remove(&id))
+        else {
+            return Forward::Unchanged;
+        };
+        if request.cancelled {
+            return Forward::Unchanged; // E9
+        }
+        let id_json = envelope.id.map_or("null", RawValue::get);
+        match (request.kind, envelope.result, envelope.error) {
+            (RequestKind::Initialize, Some(result), _) => {
+                if let Ok(value) = serde_json::from_str::<Value>(result.get()) {
+                    let negotiated = Session::from_initialize(&value).revision;
+                    self.handshake.revision = negotiated.or(self.handshake.revision);
+                }
+                Forward::Unchanged
+            }
+            (RequestKind::ToolsList { first_page }, Some(result), _) => {
+                self.learn_tools(result, first_page);
+                Forward::Unchanged
+            }
+            (RequestKind::ToolsCall { tool, arguments }, result, error) => {
+                let call = ToolCall {
+                    tool,
+                    arguments,
+                    session: request.session,
+                };
+                self.tool_call_response(id_json, call, result, error)
+            }
+            (RequestKind::Resource, None, Some(error)) => {
+                resource_error(id_json, &request.session, error)
+            }
+            _ => Forward::Unchanged,
+        }
+    }
+
+    fn learn_tools(&mut self, result: &RawValue, first_page: bool) {
+        let Ok(value) = serde_json::from_str::<Value>(result.get()) else {
+            return;
+        };
+        if first_page {
+            self.catalog = ToolCatalog::from_tools_list(&value);
+        } else {
+            self.catalog.extend_from_tools_list(&value);
+        }
+        let last_page = value.get("nextCursor").is_none_or(Value::is_null);
+        let whole = first_page || self.catalog_state != CatalogState::Unknown;
+        self.catalog_state = match (last_page, whole) {
+            (true, true) => CatalogState::Complete,
+            _ => CatalogState::Partial,
+        };
+    }
+
+    fn tool_call_response(
+        &mut self,
+        id_json: &str,
+        call: ToolCall,
+        result: Option<&RawValue>,
+        error: Option<&RawValue>,
+    ) -> Forward {
+        let known = self.catalog.contains(&call.tool);
+        let outcome = match (result, error) {
+            (Some(result), None) => {
+                let Ok(value) = serde_json::from_str::<Value>(result.get()) else {
+                    return Forward::Unchanged;
+                };
+                match ToolResult::from_value(value) {
+                    Ok(result) => Outcome::Result(result),
+                    Err(_) => return Forward::Unchanged,
+                }
+            }
+            (None, Some(error)) => {
+                let Ok(error) = serde_json::from_str::<ProtocolError>(error.get()) else {
+                    return Forward::Unchanged;
+                };
+                if !known && !self.catalog_complete() && is_about_the_request(&error) {
+                    return Forward::Unchanged;
+                }
+                Outcome::Failure(Failure::from_protocol_error(&error))
+            }
+            _ => return Forward::Unchanged,
+        };
+        let failed = match &outcome {
+            Outcome::Failure(_) => true,
+            Outcome::Result(result) => result.is_error(),
+        };
+        // A tool is unknown (E8) only to a complete listing, and only when the call
+        // failed: a success from a tool the listing lacks is passed on, not replaced.
+        let empty;
+        let catalog = if known || (self.catalog_complete() && failed) {
+            &self.catalog
+        } else {
+            empty = ToolCatalog::new();
+            &empty
+        };
+        let context = catalog
+            .context(&call.tool)
+            .with_arguments(call.arguments)
+            .with_client(call.session.client);
+        let shaped = shape_tool_call(catalog, &context, outcome, &self.limit);
+        let converted = shaped.log.is_some();
+        if let Some(record) = shaped.log {
+            self.record(record);
+        }
+        match shaped.response {
+            Err(unknown_tool) => Forward::Rewritten(error_response(id_json, &unknown_tool)),
+            Ok(result) if converted || shaped.truncation.is_some() => {
+                Forward::Rewritten(result_response(id_json, &result))
+            }
+            Ok(_) => Forward::Unchanged,
+        }
+    }
+
+    fn catalog_complete(&self) -> bool {
+        self.catalog_state == CatalogState::Complete
+    }
+
+    fn record(&mut self, record: LogRecord) {
+        self.counts.record(&record);
+        if self.log.len() >= MAX_LOG_RECORDS {
+            self.log.remove(0);
+        }
+        self.log.push(record);
+    }
+}
+
+/// What a pending `tools/call` was.
+struct ToolCall {
+    tool: String,
+    arguments: Vec<String>,
+    session: Session,
+}
+
+/// Whether a `tools/call` error is about the request rather than the tool's run: a
+/// JSON-RPC-level code, or the server saying the tool does not exist. Without a
+/// complete catalog such an error is not a failure of a known tool, and passes.
+fn is_about_the_request(error: &ProtocolError) -> bool {
+    let request_level = matches!(
+        error.code,
+        code::PARSE_ERROR | code::INVALID_REQUEST | code::METHOD_NOT_FOUND
+    );
+    request_level || error.message.to_ascii_lowercase().contains("unknown tool")
+}
+
+/// J4: a resource-not-found error with the code of the request's revision (R3).
+fn resource_error(id_json: &str, session: &Session, error: &RawValue) -> Forward {
+    let Ok(mut error) = serde_json::from_str::<ProtocolError>(error.get()) else {
+        return Forward::Unchanged;
+    };
+    let has_uri = error
+        .data
+        .as_ref()
+        .is_some_and(|data| data.get("uri").is_some());
+    let not_found =
+        error.code == code::RESOURCE_NOT_FOUND || (error.code == code::INVALID_PARAMS && has_uri);
+    let wanted = session.revision().resource_not_found_code();
+    if !not_found || error.code == wanted {
+        return Forward::Unchanged;
+    }
+    error.code = wanted;
+    Forward::Rewritten(error_response(id_json, &error))
+}

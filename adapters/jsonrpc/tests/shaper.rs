@@ -1,0 +1,544 @@
+//! The shaper against issue 4's rules J1–J6 (and E9, B1, B2), message by message.
+
+use backstop_core::{Limit, ProtocolError};
+use backstop_jsonrpc::{Forward, Shaper};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+const TOOLS: &str = r#"{"jsonrpc":"2.0","id":"list","result":{"tools":[
+    {"name":"takes_int","inputSchema":{"type":"object","properties":{"count":{"type":"integer"}},"required":["count"],"additionalProperties":false}},
+    {"name":"capture_pane","inputSchema":{"type":"object","properties":{"pane":{"type":"string"}}}},
+    {"name":"list_panes","inputSchema":{"type":"object","properties":{}}}]}}"#;
+
+/// A shaper that has seen the handshake of `probe-client 9.9` at `revision` and the
+/// tool list.
+fn shaper_at(revision: &str, limit: Limit) -> Shaper {
+    let mut shaper = Shaper::new(limit);
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": revision, "capabilities": {},
+        "clientInfo": {"name": "probe-client", "version": "9.9"}}});
+    client(&mut shaper, &init);
+    let answer = json!({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": revision,
+        "capabilities": {}, "serverInfo": {"name": "s", "version": "1"}}});
+    assert!(server(&mut shaper, &answer.to_string()).is_none());
+    client(
+        &mut shaper,
+        &json!({"jsonrpc": "2.0", "id": "list", "method": "tools/list"}),
+    );
+    let tools: String = TOOLS.split('\n').collect();
+    assert!(
+        server(&mut shaper, &tools).is_none(),
+        "J6: tools/list passes"
+    );
+    shaper
+}
+
+fn shaper() -> Shaper {
+    shaper_at("2025-06-18", Limit::default())
+}
+
+fn client(shaper: &mut Shaper, message: &Value) {
+    let bytes = serde_json::to_vec(message).unwrap();
+    assert_eq!(shaper.client_message(&bytes), Forward::Unchanged);
+}
+
+fn call(shaper: &mut Shaper, id: Value, tool: &str, arguments: Value) {
+    client(
+        shaper,
+        &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                "params": {"name": tool, "arguments": arguments}}),
+    );
+}
+
+/// What the shaper sends for a server line: `None` when unchanged, else the new line.
+fn server(shaper: &mut Shaper, line: &str) -> Option<String> {
+    match shaper.server_message(line.as_bytes()) {
+        Forward::Unchanged => None,
+        Forward::Rewritten(bytes) => Some(String::from_utf8(bytes).unwrap()),
+    }
+}
+
+fn rewritten(shaper: &mut Shaper, line: &str) -> String {
+    server(shaper, line).expect("the shaper rewrites this response")
+}
+
+// ---- J1 ------------------------------------------------------------------------
+
+#[test]
+fn j1_an_error_of_a_known_tool_becomes_an_error_result() {
+    let mut shaper = shaper();
+    call(
+        &mut shaper,
+        json!(1),
+        "capture_pane",
+        json!({"pane": "%99"}),
+    );
+    let line = rewritten(
+        &mut shaper,
+        r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error: Error calling tool 'capture_pane': Pane not found: %99"}}"#,
+    );
+    insta::assert_snapshot!(line);
+    assert_eq!(shaper.take_log_records().len(), 1, "G1");
+}
+
+#[test]
+fn j1_reads_error_type_expected_and_suggestion_from_data() {
+    let mut shaper = shaper();
+    call(&mut shaper, json!(2), "capture_pane", json!({}));
+    let line = rewritten(
+        &mut shaper,
+        r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32000,"message":"Not found: Pane not found: %99","data":{"error_type":"PaneNotFound","expected":true,"suggestion":"Call list_panes to discover valid pane ids."}}}"#,
+    );
+    insta::assert_snapshot!(line);
+}
+
+#[test]
+fn j1_a_pydantic_error_behind_stock_middleware_becomes_v2_without_the_value() {
+    let mut shaper = shaper();
+    call(
+        &mut shaper,
+        json!(3),
+        "takes_int",
+        json!({"count": "hunter2", "wait_for_previous": true}),
+    );
+    let message = "Internal error: 2 validation errors for call[takes_int]\ncount\n  Input should be a valid integer, unable to parse string as an integer [type=int_parsing, input_value='hunter2', input_type=str]\n    For further information visit https://errors.pydantic.dev/2.14/v/int_parsing\nwait_for_previous\n  Unexpected keyword argument [type=unexpected_keyword_argument, input_value=True, input_type=bool]";
+    let response =
+        json!({"jsonrpc": "2.0", "id": 3, "error": {"code": -32603, "message": message}});
+    let line = rewritten(&mut shaper, &response.to_string());
+    assert!(!line.contains("hunter2"), "V3: {line}");
+    insta::assert_snapshot!(line);
+}
+
+#[test]
+fn j1_a_derived_failure_from_the_code_alone() {
+    let mut shaper = shaper();
+    call(&mut shaper, json!(4), "capture_pane", json!({}));
+    let line = rewritten(
+        &mut shaper,
+        r#"{"jsonrpc":"2.0","id":4,"error":{"code":-32602,"message":"Invalid params: pane must look like %N"}}"#,
+    );
+    let value: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(value["result"]["isError"], true);
+    assert_eq!(
+        value["result"]["_meta"]["expected"], true,
+        "-32602 → expected"
+    );
+    assert_eq!(
+        value["result"]["content"][0]["text"],
+        "pane must look like %N"
+    );
+}
+
+// ---- J2 ------------------------------------------------------------------------
+
+#[test]
+fn j2_an_error_result_a_server_built_passes_byte_identical() {
+    let mut shaper = shaper();
+    call(&mut shaper, json!(5), "capture_pane", json!({}));
+    let line = r#"{"jsonrpc":"2.0", "id":5, "result":{"isError":true,"content":[{"type":"text","text":"Pane not found: %99"}],"_meta":{"error_type":"PaneNotFound","expected":true}}}"#;
+    assert_eq!(server(&mut shaper, line), None);
+}
+
+#[test]
+fn j2_a_recognised_validation_result_gets_v2_to_v5_and_keeps_its_meta() {
+    let mut shaper = shaper();
+    call(
+        &mut shaper,
+        json!(6),
+        "takes_int",
+        json!({"count": 1, "wait_for_previous": true, "bogus": 2}),
+    );
+    let text = "2 validation errors for call[takes_int]\nwait_for_previous\n  Unexpected keyword argument [type=unexpected_keyword_argument, input_value=True, input_type=bool]\nbogus\n  Unexpected keyword argument [type=unexpected_keyword_argument, input_value=2, input_type=int]";
+    let response = json!({"jsonrpc": "2.0", "id": 6, "result": {"isError": true,
+        "content": [{"type": "text", "text": text}], "_meta": {"trace": "t-1"}}});
+    let line = rewritten(&mut shaper, &response.to_string());
+    insta::assert_snapshot!(line);
+}
+
+#[test]
+fn j2_a_zod_validation_result_of_the_typescript_sdk() {
+    let mut shaper = shaper();
+    call(
+        &mut shaper,
+        json!(7),
+        "takes_int",
+        json!({"count": "SECRET-VALUE"}),
+    );
+    let text = r#"MCP error -32602: Input validation error: Invalid arguments for tool takes_int: [
+  {
+    "code": "invalid_type",
+    "expected": "number",
+    "received": "string",
+    "path": [
+      "count"
+    ],
+    "message": "Expected number, received string"
+  }
+]"#;
+    let response = json!({"jsonrpc": "2.0", "id": 7, "result": {"isError": true,
+        "content": [{"type": "text", "text": text}]}});
+    let line = rewritten(&mut shaper, &response.to_string());
+    assert!(!line.contains("SECRET"));
+    insta::assert_snapshot!(line);
+}
+
+#[test]
+fn j2_a_serde_error_of_rmcp() {
+    let mut shaper = shaper();
+    call(
+        &mut shaper,
+        json!(8),
+        "takes_int",
+        json!({"count": "SECRET-VALUE"}),
+    );
+    let line = rewritten(
+        &mut shaper,
+        r#"{"jsonrpc":"2.0","id":8,"error":{"code":-32602,"message":"failed to deserialize parameters: invalid type: string \"SECRET-VALUE\", expected i64"}}"#,
+    );
+    assert!(!line.contains("SECRET"));
+    assert!(line.contains(r#""error_type":"ValidationError""#), "{line}");
+}
+
+// ---- J3 ------------------------------------------------------------------------
+
+#[test]
+fn j3_an_unknown_tool_however_said_becomes_e8() {
+    let said = [
+        r#"{"code":-32001,"message":"Not found: Unknown tool: 'take_int'"}"#,
+        r#"{"code":-32602,"message":"Unknown tool: take_int"}"#,
+    ];
+    let mut lines = Vec::new();
+    for (n, error) in said.iter().enumerate() {
+        let mut shaper = shaper();
+        call(&mut shaper, json!(n), "take_int", json!({}));
+        lines.push(rewritten(
+            &mut shaper,
+            &format!(r#"{{"jsonrpc":"2.0","id":{n},"error":{error}}}"#),
+        ));
+    }
+    let mut shaper = shaper();
+    call(&mut shaper, json!(2), "take_int", json!({}));
+    lines.push(rewritten(
+        &mut shaper,
+        r#"{"jsonrpc":"2.0","id":2,"result":{"isError":true,"content":[{"type":"text","text":"Unknown tool: 'take_int'"}]}}"#,
+    ));
+    for (n, line) in lines.iter().enumerate() {
+        assert_eq!(
+            line,
+            &format!(
+                r#"{{"jsonrpc":"2.0","id":{n},"error":{{"code":-32602,"message":"Unknown tool: take_int","data":{{"suggestion":"Did you mean 'takes_int'?"}}}}}}"#
+            )
+        );
+    }
+    insta::assert_snapshot!(lines[0]);
+}
+
+#[test]
+fn j3_only_against_a_whole_current_listing_and_only_for_failures() {
+    // A success from a tool the listing lacks passes.
+    let mut shaper = shaper();
+    call(&mut shaper, json!(1), "hidden", json!({}));
+    let ok = r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"ok"}]}}"#;
+    assert_eq!(server(&mut shaper, ok), None);
+
+    // A listing with more pages to come is not the whole list.
+    let mut shaper = Shaper::default();
+    client(
+        &mut shaper,
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+    );
+    let page = r#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"a"}],"nextCursor":"p2"}}"#;
+    assert_eq!(server(&mut shaper, page), None);
+    call(&mut shaper, json!(2), "b", json!({}));
+    let unknown = r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"Unknown tool: b"}}"#;
+    assert_eq!(server(&mut shaper, unknown), None);
+
+    // After list_changed, the old listing is not trusted to call a tool unknown.
+    let mut shaper = shaper_at("2025-06-18", Limit::default());
+    let changed = r#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#;
+    assert_eq!(server(&mut shaper, changed), None);
+    call(&mut shaper, json!(3), "new_tool", json!({}));
+    let unknown =
+        r#"{"jsonrpc":"2.0","id":3,"error":{"code":-32602,"message":"Unknown tool: new_tool"}}"#;
+    assert_eq!(server(&mut shaper, unknown), None);
+    // … but its known tools are still known.
+    call(&mut shaper, json!(4), "capture_pane", json!({}));
+    let failed = r#"{"jsonrpc":"2.0","id":4,"error":{"code":-32603,"message":"boom"}}"#;
+    assert!(server(&mut shaper, failed).is_some());
+}
+
+// ---- J4 ------------------------------------------------------------------------
+
+#[test]
+fn j4_resource_not_found_follows_the_clients_revision() {
+    let new_style = r#"{"jsonrpc":"2.0","id":9,"error":{"code":-32602,"message":"Resource not found: 'probe://gone'","data":{"uri":"probe://gone"}}}"#;
+    let old_style = r#"{"jsonrpc":"2.0","id":9,"error":{"code":-32002,"message":"Resource not found: 'probe://gone'","data":{"uri":"probe://gone"}}}"#;
+    let read = json!({"jsonrpc": "2.0", "id": 9, "method": "resources/read", "params": {"uri": "probe://gone"}});
+
+    let mut shaper = shaper_at("2025-06-18", Limit::default());
+    client(&mut shaper, &read);
+    assert_eq!(server(&mut shaper, new_style).as_deref(), Some(old_style));
+    client(&mut shaper, &read);
+    assert_eq!(server(&mut shaper, old_style), None, "already right");
+
+    // 2026-07-28: no handshake; the revision is in the request's _meta.
+    let mut shaper = Shaper::default();
+    let read_2026 = json!({"jsonrpc": "2.0", "id": 9, "method": "resources/read", "params": {
+        "uri": "probe://gone", "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}});
+    client(&mut shaper, &read_2026);
+    assert_eq!(server(&mut shaper, old_style).as_deref(), Some(new_style));
+
+    // -32602 without data.uri is an invalid-params error, not a not-found.
+    let mut shaper = shaper_at("2025-06-18", Limit::default());
+    client(&mut shaper, &read);
+    let invalid = r#"{"jsonrpc":"2.0","id":9,"error":{"code":-32602,"message":"uri is required"}}"#;
+    assert_eq!(server(&mut shaper, invalid), None);
+}
+
+// ---- J5 ------------------------------------------------------------------------
+
+#[test]
+fn j5_a_result_over_the_cap_keeps_its_tail() {
+    let mut shaper = shaper_at("2025-06-18", Limit::new(400).unwrap());
+    call(&mut shaper, json!("big"), "capture_pane", json!({}));
+    let output: String = (1..=200).map(|n| format!("line {n}\n")).collect();
+    let response = json!({"jsonrpc": "2.0", "id": "big", "result": {"content": [
+        {"type": "text", "text": output + "PROMPT $"}], "structuredContent": {"x": 1}}});
+    let line = rewritten(&mut shaper, &response.to_string());
+    let value: Value = serde_json::from_str(&line).unwrap();
+    assert!(
+        serde_json::to_vec(&value["result"]).unwrap().len() <= 400,
+        "L4"
+    );
+    insta::assert_snapshot!(line);
+}
+
+#[test]
+fn j5_a_result_under_the_cap_is_byte_identical_however_written() {
+    let mut shaper = shaper_at("2025-06-18", Limit::new(400).unwrap());
+    call(&mut shaper, json!(1), "capture_pane", json!({}));
+    // Whitespace, key order, escapes a re-serialization would change.
+    let line = "{ \"result\" : {\"content\":[{\"text\":\"caf\\u00e9 \\/ ok\",\"type\":\"text\"}], \"isError\" : false},\r\n \"id\":1, \"jsonrpc\":\"2.0\" }";
+    assert_eq!(server(&mut shaper, line), None);
+}
+
+#[test]
+fn j5_only_for_the_configured_tools_and_complete_results() {
+    let limit = Limit::new(300).unwrap().only_tools(["capture_pane"]);
+    let mut shaper = shaper_at("2025-06-18", limit);
+    let big = "x".repeat(1000);
+    call(&mut shaper, json!(1), "list_panes", json!({}));
+    let response =
+        json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": big}]}});
+    assert_eq!(server(&mut shaper, &response.to_string()), None);
+    call(&mut shaper, json!(2), "capture_pane", json!({}));
+    let pending = json!({"jsonrpc": "2.0", "id": 2, "result": {"resultType": "input_required",
+        "content": [{"type": "text", "text": big}]}});
+    assert_eq!(server(&mut shaper, &pending.to_string()), None, "L1");
+}
+
+// ---- J6, E9, B1, B2 ------------------------------------------------------------
+
+#[test]
+fn j6_batches_are_shaped_element_by_element() {
+    let mut shaper = shaper();
+    let batch = json!([
+        {"jsonrpc": "2.0", "id": "a", "method": "tools/call", "params": {"name": "capture_pane"}},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "capture_pane"}},
+        {"jsonrpc": "2.0", "method": "notifications/progress"}
+    ]);
+    assert!(
+        shaper
+            .client_message(&serde_json::to_vec(&batch).unwrap())
+            .is_unchanged()
+    );
+    assert_eq!(shaper.pending().len(), 2);
+    let answers = r#"[ {"jsonrpc":"2.0","id":1,"result":{"content":[]}} , {"jsonrpc":"2.0","id":"a","error":{"code":-32603,"message":"boom"}} ]"#;
+    let line = rewritten(&mut shaper, answers);
+    assert!(
+        line.starts_with(r#"[{"jsonrpc":"2.0","id":1,"result":{"content":[]}},{"jsonrpc":"2.0","id":"a","result":"#),
+        "the unchanged element keeps its bytes: {line}"
+    );
+    insta::assert_snapshot!(line);
+
+    let mut fresh = Shaper::default();
+    let untouched = r#"[{"jsonrpc":"2.0","method":"notifications/message"} , 3]"#;
+    assert_eq!(server(&mut fresh, untouched), None);
+}
+
+#[test]
+fn j6_ids_are_numbers_or_strings_and_never_confused() {
+    let mut shaper = shaper();
+    call(&mut shaper, json!("1"), "capture_pane", json!({}));
+    let failure = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"boom"}}"#;
+    assert_eq!(server(&mut shaper, failure), None, "1 is not \"1\"");
+    let failure = r#"{"jsonrpc":"2.0","id":"\u0031","error":{"code":-32603,"message":"boom"}}"#;
+    let line = rewritten(&mut shaper, failure);
+    assert!(
+        line.starts_with(r#"{"jsonrpc":"2.0","id":"\u0031","result""#),
+        "{line}"
+    );
+}
+
+#[test]
+fn j6_what_is_not_a_response_to_a_pending_request_passes() {
+    let mut shaper = shaper();
+    for line in [
+        r#"{"jsonrpc":"2.0","id":77,"method":"sampling/createMessage","params":{}}"#,
+        r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info"}}"#,
+        r#"{"jsonrpc":"2.0","id":404,"error":{"code":-32603,"message":"nobody asked"}}"#,
+        r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}"#,
+        "",
+        "not json",
+        "[]",
+        "42",
+        r#"{"id":1,"result":{},"error":{}}"#,
+    ] {
+        assert_eq!(server(&mut shaper, line), None, "{line}");
+    }
+    // The client's answer to the server's request is not a request.
+    let answer = br#"{"jsonrpc":"2.0","id":77,"result":{"content":{}}}"#;
+    assert!(shaper.client_message(answer).is_unchanged());
+    assert_eq!(shaper.pending().len(), 0);
+}
+
+#[test]
+fn e9_a_cancelled_calls_response_passes_untouched() {
+    let mut shaper = shaper();
+    call(&mut shaper, json!(5), "capture_pane", json!({}));
+    client(
+        &mut shaper,
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 5}}),
+    );
+    let failure = r#"{"jsonrpc":"2.0","id":5,"error":{"code":-32603,"message":"cancelled"}}"#;
+    assert_eq!(server(&mut shaper, failure), None);
+}
+
+#[test]
+fn b2_the_pending_table_is_bounded_oldest_evicted() {
+    let mut shaper = shaper().with_max_pending(3);
+    for id in 1..=5 {
+        call(&mut shaper, json!(id), "capture_pane", json!({}));
+    }
+    assert_eq!(shaper.pending().len(), 3);
+    let failure =
+        |id| format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{{"code":-32603,"message":"boom"}}}}"#);
+    assert_eq!(server(&mut shaper, &failure(1)), None, "evicted: passes");
+    assert!(server(&mut shaper, &failure(5)).is_some());
+}
+
+#[test]
+fn pending_requests_are_answered_when_the_server_is_gone() {
+    let mut shaper = shaper();
+    call(&mut shaper, json!("x"), "capture_pane", json!({}));
+    call(&mut shaper, json!(2), "capture_pane", json!({}));
+    let lines = shaper.answer_pending(&ProtocolError::new(-32603, "gone"));
+    let lines: Vec<String> = lines
+        .into_iter()
+        .map(|l| String::from_utf8(l).unwrap())
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            r#"{"jsonrpc":"2.0","id":"x","error":{"code":-32603,"message":"gone"}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"gone"}}"#,
+        ]
+    );
+}
+
+#[test]
+fn the_value_api_agrees_with_the_bytes_api() {
+    let mut shaper = shaper();
+    shaper.client_value(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "capture_pane"}}));
+    let sent = shaper.server_value(json!({"jsonrpc": "2.0", "id": 1,
+        "error": {"code": -32603, "message": "Internal error: boom"}}));
+    assert_eq!(sent["result"]["content"][0]["text"], "boom");
+    let untouched = json!({"jsonrpc": "2.0", "id": 2, "result": {}});
+    assert_eq!(shaper.server_value(untouched.clone()), untouched);
+}
+
+// ---- properties ----------------------------------------------------------------
+
+/// A client request and the server's non-error answer under the cap, each written with
+/// arbitrary spacing.
+fn exchange() -> impl Strategy<Value = (Value, String)> {
+    let id = prop_oneof![
+        any::<i32>().prop_map(|n| json!(n)),
+        "[a-z0-9\"\\\\é-]{0,6}".prop_map(|s| json!(s)),
+    ];
+    let method = prop::sample::select(vec![
+        "tools/call",
+        "tools/list",
+        "resources/read",
+        "ping",
+        "initialize",
+    ]);
+    let tool = prop::sample::select(vec!["takes_int", "capture_pane", "nope"]);
+    let text = "\\PC{0,40}";
+    let space = prop::sample::select(vec!["", " ", "\t", "\r", "  \n"]);
+    (id, method, tool, text, space).prop_map(|(id, method, tool, text, space)| {
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": method,
+            "params": {"name": tool, "arguments": {"count": 1}, "uri": "u"}});
+        let result = match method {
+            "tools/list" => json!({"tools": [{"name": tool}]}),
+            "initialize" => json!({"protocolVersion": "2025-06-18"}),
+            _ => json!({"content": [{"type": "text", "text": text}], "isError": false}),
+        };
+        let body = serde_json::to_string(&result).unwrap();
+        let line = format!(
+            "{{{space}\"id\"{space}:{space}{id}{space},\"result\":{space}{body}{space},\"jsonrpc\":\"2.0\"}}"
+        );
+        (request, line)
+    })
+}
+
+proptest! {
+    /// The transparency property: for any sequence of messages none of whose results
+    /// is over the cap or an error, the output is the input, byte for byte.
+    #[test]
+    fn transparency(exchanges in prop::collection::vec(exchange(), 0..20), answer_in_reverse in any::<bool>()) {
+        let mut shaper = Shaper::default();
+        for (request, _) in &exchanges {
+            shaper.client_value(request);
+        }
+        let mut lines: Vec<&String> = exchanges.iter().map(|(_, line)| line).collect();
+        if answer_in_reverse {
+            lines.reverse();
+        }
+        for line in lines {
+            prop_assert_eq!(shaper.server_message(line.as_bytes()), Forward::Unchanged, "{}", line);
+        }
+    }
+
+    /// B1: any bytes, either way, never panic.
+    #[test]
+    fn never_panics(bytes in prop::collection::vec(any::<u8>(), 0..200), text in "\\PC{0,200}") {
+        let mut shaper = shaper();
+        call(&mut shaper, json!(1), "capture_pane", json!({}));
+        let _ = shaper.client_message(&bytes);
+        let _ = shaper.server_message(&bytes);
+        let _ = shaper.server_message(text.as_bytes());
+        let wrapped = format!(r#"{{"jsonrpc":"2.0","id":1,"error":{{"code":-32603,"message":{}}}}}"#,
+            serde_json::to_string(&text).unwrap());
+        let _ = shaper.server_message(wrapped.as_bytes());
+    }
+
+    /// J5 for any text: a result is byte-identical under the cap and at most the cap over it.
+    #[test]
+    fn limited_results_fit_the_cap(text in "(\\PC|\n|\u{1b}){0,600}", cap in 200usize..600) {
+        let mut shaper = Shaper::new(Limit::new(cap).unwrap());
+        call(&mut shaper, json!(1), "t", json!({}));
+        let response = json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": text}]}});
+        let line = response.to_string();
+        let wire = serde_json::to_vec(&response["result"]).unwrap().len();
+        match shaper.server_message(line.as_bytes()) {
+            Forward::Unchanged => prop_assert!(wire <= cap),
+            Forward::Rewritten(bytes) => {
+                prop_assert!(wire > cap);
+                let value: Value = serde_json::from_slice(&bytes).unwrap();
+                prop_assert!(serde_json::to_vec(&value["result"]).unwrap().len() <= cap);
+            }
+        }
+    }
+}
