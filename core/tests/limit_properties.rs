@@ -15,7 +15,9 @@ use serde_json::{Value, json};
 
 fn check(cap: usize, line_align: bool, result: &ToolResult) -> Result<(), TestCaseError> {
     let limit = Limit::new(cap).unwrap().line_aligned(line_align);
-    check_limit(&limit, result).map(drop).map_err(|v| TestCaseError::fail(v.to_string()))
+    check_limit(&limit, result)
+        .map(drop)
+        .map_err(|v| TestCaseError::fail(v.to_string()))
 }
 
 proptest! {
@@ -39,7 +41,10 @@ fn results_that_are_not_complete_pass_untouched() {
     let limit = Limit::new(Limit::min_bytes()).unwrap();
     let mut input_required = ToolResult::text("x".repeat(10_000));
     input_required.result_type = Some("input_required".into());
-    assert_eq!(limit.apply_to_result(input_required.clone()).result, input_required);
+    assert_eq!(
+        limit.apply_to_result(input_required.clone()).result,
+        input_required
+    );
     let task = ToolResult::from_value(json!({"task": {"taskId": "t1", "status": "working"},
         "padding": "p".repeat(10_000)}))
     .unwrap();
@@ -54,7 +59,9 @@ fn a_cap_below_the_minimum_is_refused_and_the_minimum_always_fits() {
     let mut worst =
         ToolResult::text("\u{1b}".repeat(100_000)).with_meta("k", "v".repeat(500).into());
     worst.is_error = Some(false);
-    worst.extra.insert("vendor".into(), Value::from("z".repeat(500)));
+    worst
+        .extra
+        .insert("vendor".into(), Value::from("z".repeat(500)));
     let limited = check_limit(&limit, &worst).unwrap();
     assert_eq!(limited.truncation.unwrap().meta, MetaKept::Nothing);
     assert_eq!(limited.result.is_error, Some(false));

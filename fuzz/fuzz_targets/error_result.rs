@@ -13,13 +13,26 @@ use backstop_core::{CallContext, ClientInfo, Failure, Family, Problem, ProtocolE
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 
-const NAMES: &[&str] = &["count", "pane_id", "keys", "wait_for_previous", "cuont", "target", "x"];
+const NAMES: &[&str] = &[
+    "count",
+    "pane_id",
+    "keys",
+    "wait_for_previous",
+    "cuont",
+    "target",
+    "x",
+];
 const MARKERS: &[char] = &['Ж', 'З', 'И', 'Й', 'К'];
 
 /// A rejected value: marker characters around arbitrary text.
 fn secret(u: &mut Unstructured<'_>) -> Result<String> {
     let inner: String = u.arbitrary()?;
-    Ok(format!("{}{}{}", u.choose(MARKERS)?, inner.replace(['"', '`'], ""), u.choose(MARKERS)?))
+    Ok(format!(
+        "{}{}{}",
+        u.choose(MARKERS)?,
+        inner.replace(['"', '`'], ""),
+        u.choose(MARKERS)?
+    ))
 }
 
 fn names(u: &mut Unstructured<'_>) -> Result<Vec<String>> {
@@ -33,7 +46,9 @@ fn run(data: &[u8]) -> Result<()> {
     let mut call = CallContext::new(*u.choose(&["takes_int", "capture_pane", "t"])?)
         .with_arguments(names(&mut u)?);
     if u.arbitrary()? {
-        call = call.with_parameters(names(&mut u)?).with_required(names(&mut u)?);
+        call = call
+            .with_parameters(names(&mut u)?)
+            .with_required(names(&mut u)?);
     }
     if u.arbitrary()? {
         call = call.with_client(ClientInfo::new(terminal_text(&mut u, 3)?, "1.0"));
@@ -68,7 +83,8 @@ fn run(data: &[u8]) -> Result<()> {
         }
         _ => {
             let message = format!("invalid type: string \"{secret}\", expected i64");
-            let problem = Problem::from_serde_message(&message).unwrap_or_else(Problem::invalid_arguments);
+            let problem =
+                Problem::from_serde_message(&message).unwrap_or_else(Problem::invalid_arguments);
             (Failure::validation(vec![problem]), vec![secret.clone()])
         }
     };
@@ -95,7 +111,13 @@ fn check(failure: &Failure, call: &CallContext, secrets: &[String]) {
 /// argument values that hold a marker character are the secrets.
 fn json_case(case: &Value) -> Option<()> {
     let names = |key: &str| -> Option<Vec<String>> {
-        Some(case.get(key)?.as_array()?.iter().filter_map(|v| Some(v.as_str()?.to_owned())).collect())
+        Some(
+            case.get(key)?
+                .as_array()?
+                .iter()
+                .filter_map(|v| Some(v.as_str()?.to_owned()))
+                .collect(),
+        )
     };
     let arguments = case.get("arguments").and_then(Value::as_object);
     let mut call = CallContext::new(case.get("tool")?.as_str()?)

@@ -15,7 +15,10 @@ use serde_json::Value;
 fn case(data: &[u8]) -> Option<(ToolResult, usize, bool)> {
     if let Ok(case) = serde_json::from_slice::<Value>(data) {
         let cap = usize::try_from(case.get("cap")?.as_u64()?).ok()?;
-        let line_align = case.get("line_align").and_then(Value::as_bool).unwrap_or(true);
+        let line_align = case
+            .get("line_align")
+            .and_then(Value::as_bool)
+            .unwrap_or(true);
         let result = ToolResult::from_value(case.get("result")?.clone()).ok()?;
         return Some((result, cap, line_align));
     }
@@ -26,10 +29,15 @@ fn case(data: &[u8]) -> Option<(ToolResult, usize, bool)> {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Some((result, cap, line_align)) = case(data) else { return };
+    let Some((result, cap, line_align)) = case(data) else {
+        return;
+    };
     match Limit::new(cap) {
         Err(LimitError::CapTooSmall { min, .. }) => {
-            assert!(cap < min && min == Limit::min_bytes(), "L14: refused {cap}, min {min}");
+            assert!(
+                cap < min && min == Limit::min_bytes(),
+                "L14: refused {cap}, min {min}"
+            );
         }
         Ok(limit) => {
             if let Err(violation) = check_limit(&limit.line_aligned(line_align), &result) {

@@ -26,12 +26,21 @@ fn run(data: &[u8]) -> Result<()> {
     let value = format!("Ж{}Ж", value.replace(['"', '`'], ""));
     let template = *u.choose(SERDE)?;
     let message = template.replace("{}", &value);
-    let named_field = template.starts_with("unknown field") || template.starts_with("missing field");
-    let Some(problem) = Problem::from_serde_message(&message) else { return Ok(()) };
+    let named_field =
+        template.starts_with("unknown field") || template.starts_with("missing field");
+    let Some(problem) = Problem::from_serde_message(&message) else {
+        return Ok(());
+    };
     let failure = Failure::validation(vec![problem]);
     // A field *name* is not a value: serde quotes names in these two messages.
-    let secrets: Vec<&str> = if named_field { vec![] } else { vec![value.as_str()] };
-    let call = CallContext::new("tool").with_arguments(["count"]).with_parameters(["count"]);
+    let secrets: Vec<&str> = if named_field {
+        vec![]
+    } else {
+        vec![value.as_str()]
+    };
+    let call = CallContext::new("tool")
+        .with_arguments(["count"])
+        .with_parameters(["count"]);
     if let Err(violation) = check_error_result(&failure, &call, &secrets) {
         panic!("{violation}: {message:?}");
     }

@@ -12,7 +12,9 @@ use unicode_segmentation::UnicodeSegmentation;
 
 use crate::error_result::{CallContext, error_result};
 use crate::failure::Failure;
-use crate::limit::{ERROR_META_KEYS, LINE_ALIGN_MAX_BYTES, Limit, Limited, MetaKept, TRUNCATION_META_KEY};
+use crate::limit::{
+    ERROR_META_KEYS, LINE_ALIGN_MAX_BYTES, Limit, Limited, MetaKept, TRUNCATION_META_KEY,
+};
 use crate::log::LogRecord;
 use crate::result::{Content, ToolResult};
 
@@ -33,7 +35,10 @@ pub struct Violation {
 impl Violation {
     /// A violation of `rule`.
     pub fn new(rule: &'static str, detail: impl Into<String>) -> Self {
-        Self { rule, detail: detail.into() }
+        Self {
+            rule,
+            detail: detail.into(),
+        }
     }
 }
 
@@ -46,7 +51,11 @@ impl fmt::Display for Violation {
 impl std::error::Error for Violation {}
 
 fn ensure(ok: bool, rule: &'static str, detail: impl FnOnce() -> String) -> Result<(), Violation> {
-    if ok { Ok(()) } else { Err(Violation::new(rule, detail())) }
+    if ok {
+        Ok(())
+    } else {
+        Err(Violation::new(rule, detail()))
+    }
 }
 
 /// The wire size of a result, by serializing it.
@@ -68,7 +77,10 @@ pub fn joined_text(result: &ToolResult) -> String {
         return texts.join("\n\n");
     }
     let mut payload = Map::new();
-    payload.insert("content".into(), serde_json::to_value(&result.content).unwrap_or_default());
+    payload.insert(
+        "content".into(),
+        serde_json::to_value(&result.content).unwrap_or_default(),
+    );
     if let Some(structured) = &result.structured_content {
         payload.insert("structuredContent".into(), structured.clone());
     }
@@ -181,15 +193,21 @@ fn cut_position(limited: &Limited, joined: &str) -> Result<usize, Violation> {
     let text = text.ok_or_else(|| Violation::new("L3", "a cut result is one text block"))?;
     let n = truncation.dropped_bytes;
     if truncation.meta == MetaKept::Nothing {
-        ensure(text == header(joined.len()), "L6", || format!("the header alone: {text:?}"))?;
+        ensure(text == header(joined.len()), "L6", || {
+            format!("the header alone: {text:?}")
+        })?;
         return Ok(joined.len());
     }
     let prefix = header(n) + "\n";
     let tail = text
         .strip_prefix(&prefix)
         .ok_or_else(|| Violation::new("L3", format!("header line first: {text:?}")))?;
-    ensure(joined.ends_with(tail), "L3", || "the kept text is a suffix of the joined text".into())?;
-    ensure(n == joined.len() - tail.len(), "L3", || format!("N = {n} is not the bytes dropped"))?;
+    ensure(joined.ends_with(tail), "L3", || {
+        "the kept text is a suffix of the joined text".into()
+    })?;
+    ensure(n == joined.len() - tail.len(), "L3", || {
+        format!("N = {n} is not the bytes dropped")
+    })?;
     Ok(n)
 }
 
@@ -197,7 +215,11 @@ fn cut_position(limited: &Limited, joined: &str) -> Result<usize, Violation> {
 fn with_cut_at(limited: &Limited, joined: &str, p: usize) -> ToolResult {
     let mut result = limited.result.clone();
     result.content = vec![Content::text(header(p) + "\n" + &joined[p..])];
-    if let Some(report) = result.meta.as_mut().and_then(|m| m.get_mut(TRUNCATION_META_KEY)) {
+    if let Some(report) = result
+        .meta
+        .as_mut()
+        .and_then(|m| m.get_mut(TRUNCATION_META_KEY))
+    {
         report["dropped_bytes"] = Value::from(p);
     }
     result
@@ -221,20 +243,27 @@ pub fn check_limit(limit: &Limit, input: &ToolResult) -> Result<Limited, Violati
     let cap = limit.max_bytes();
     let limited = limit.apply_to_result(input.clone());
     if !input.is_complete() {
-        ensure(&limited.result == input && limited.truncation.is_none(), "L1", || {
-            "a result that is not complete passes untouched".into()
-        })?;
+        ensure(
+            &limited.result == input && limited.truncation.is_none(),
+            "L1",
+            || "a result that is not complete passes untouched".into(),
+        )?;
         return Ok(limited);
     }
     let size = wire_size(&limited.result);
     ensure(size <= cap, "L4", || format!("{size} bytes > cap {cap}"))?;
     ensure(limited.result.is_error == input.is_error, "L5", || {
-        format!("isError {:?} became {:?}", input.is_error, limited.result.is_error)
+        format!(
+            "isError {:?} became {:?}",
+            input.is_error, limited.result.is_error
+        )
     })?;
     if wire_size(input) <= cap {
-        return ensure(&limited.result == input && limited.truncation.is_none(), "L2", || {
-            "a result under the cap is returned unchanged".into()
-        })
+        return ensure(
+            &limited.result == input && limited.truncation.is_none(),
+            "L2",
+            || "a result under the cap is returned unchanged".into(),
+        )
         .map(|()| limited);
     }
     let Some(truncation) = limited.truncation.clone() else {
@@ -245,17 +274,24 @@ pub fn check_limit(limit: &Limit, input: &ToolResult) -> Result<Limited, Violati
     check_members(input, &limited, &joined, p)?;
 
     let twice = limit.apply_to_result(limited.result.clone());
-    ensure(twice.result == limited.result && twice.truncation.is_none(), "L11", || {
-        "limiting a limited result changed it".into()
-    })?;
+    ensure(
+        twice.result == limited.result && twice.truncation.is_none(),
+        "L11",
+        || "limiting a limited result changed it".into(),
+    )?;
     if truncation.meta == MetaKept::Nothing {
         return Ok(limited);
     }
 
     let allowed = allowed_cuts(&joined);
-    ensure(allowed.binary_search(&p).is_ok(), "L8", || format!("cut at {p} of {joined:?}"))?;
+    ensure(allowed.binary_search(&p).is_ok(), "L8", || {
+        format!("cut at {p} of {joined:?}")
+    })?;
     let unaligned = if limit.is_line_aligned() {
-        let free = limit.clone().line_aligned(false).apply_to_result(input.clone());
+        let free = limit
+            .clone()
+            .line_aligned(false)
+            .apply_to_result(input.clone());
         if free.truncation.as_ref().map(|t| t.meta) != Some(truncation.meta) {
             return Ok(limited);
         }
@@ -266,7 +302,9 @@ pub fn check_limit(limit: &Limit, input: &ToolResult) -> Result<Limited, Violati
     let g = cut_position(&unaligned, &joined)?;
     if let Some(&longer) = allowed.iter().rev().find(|&&q| q < g) {
         let alternative = with_cut_at(&unaligned, &joined, longer);
-        ensure(wire_size(&alternative) > cap, "L10", || format!("a cut at {longer} fits too"))?;
+        ensure(wire_size(&alternative) > cap, "L10", || {
+            format!("a cut at {longer} fits too")
+        })?;
     }
     if limit.is_line_aligned() {
         let reach = ((joined.len() - g) / 4).min(LINE_ALIGN_MAX_BYTES);
@@ -275,25 +313,46 @@ pub fn check_limit(limit: &Limit, input: &ToolResult) -> Result<Limited, Violati
             .filter(|&q| g == 0 || is_line_start(q))
             .find(|&q| wire_size(&with_cut_at(&limited, &joined, q)) <= cap)
             .unwrap_or(g);
-        ensure(p == expected, "L9", || format!("cut at {p}, the first fitting line start is {expected}"))?;
+        ensure(p == expected, "L9", || {
+            format!("cut at {p}, the first fitting line start is {expected}")
+        })?;
     }
     Ok(limited)
 }
 
 /// L6, L7 and L12 on a cut result.
-fn check_members(input: &ToolResult, limited: &Limited, joined: &str, p: usize) -> Result<(), Violation> {
-    let Some(truncation) = &limited.truncation else { return Ok(()) };
+fn check_members(
+    input: &ToolResult,
+    limited: &Limited,
+    joined: &str,
+    p: usize,
+) -> Result<(), Violation> {
+    let Some(truncation) = &limited.truncation else {
+        return Ok(());
+    };
     let result = &limited.result;
-    ensure(truncation.original_bytes == joined.len(), "L12", || "original_bytes".into())?;
-    let non_text = input.content.iter().filter(|c| c.as_text().is_none()).count();
-    ensure(truncation.dropped_blocks == non_text, "L12", || "dropped_blocks".into())?;
-    ensure(result.structured_content.is_none(), "L7", || "structuredContent kept by a cut".into())?;
+    ensure(truncation.original_bytes == joined.len(), "L12", || {
+        "original_bytes".into()
+    })?;
+    let non_text = input
+        .content
+        .iter()
+        .filter(|c| c.as_text().is_none())
+        .count();
+    ensure(truncation.dropped_blocks == non_text, "L12", || {
+        "dropped_blocks".into()
+    })?;
+    ensure(result.structured_content.is_none(), "L7", || {
+        "structuredContent kept by a cut".into()
+    })?;
     let mut in_meta = input.meta.clone().unwrap_or_default();
     in_meta.remove(TRUNCATION_META_KEY);
     if truncation.meta == MetaKept::Nothing {
-        return ensure(result.meta.is_none() && result.extra.is_empty(), "L6", || {
-            "the header alone carries nothing else".into()
-        });
+        return ensure(
+            result.meta.is_none() && result.extra.is_empty(),
+            "L6",
+            || "the header alone carries nothing else".into(),
+        );
     }
     let out_meta = result.meta.clone().unwrap_or_default();
     let report = out_meta.get(TRUNCATION_META_KEY);
@@ -303,20 +362,26 @@ fn check_members(input: &ToolResult, limited: &Limited, joined: &str, p: usize) 
         "L12",
         || format!("the report in _meta: {report:?}"),
     )?;
-    ensure(result.result_type == input.result_type && result.extra == input.extra, "L7", || {
-        "resultType and unknown members are kept".into()
-    })?;
+    ensure(
+        result.result_type == input.result_type && result.extra == input.extra,
+        "L7",
+        || "resultType and unknown members are kept".into(),
+    )?;
     let mut rest = out_meta;
     rest.remove(TRUNCATION_META_KEY);
     if truncation.meta == MetaKept::All {
         return ensure(rest == in_meta, "L6", || "all of _meta is kept".into());
     }
-    let dropped_some = in_meta.keys().any(|k| !ERROR_META_KEYS.contains(&k.as_str()));
+    let dropped_some = in_meta
+        .keys()
+        .any(|k| !ERROR_META_KEYS.contains(&k.as_str()));
     let error_keys: Map<_, _> = in_meta
         .into_iter()
         .filter(|(k, _)| ERROR_META_KEYS.contains(&k.as_str()))
         .collect();
-    ensure(dropped_some && rest == error_keys, "L6", || "only the E3–E5 keys survive".into())
+    ensure(dropped_some && rest == error_keys, "L6", || {
+        "only the E3–E5 keys survive".into()
+    })
 }
 
 /// Build the error result of `failure` and check E1–E7 on it, and V3 against
@@ -347,36 +412,60 @@ pub fn check_error_result(
             Some(s) => format!("{}\n{s}", failure.message()),
             None => failure.message().to_owned(),
         };
-        ensure(text == expected, "E2", || format!("{text:?} is not the message as written"))?;
-        ensure(meta.get("error_type") == Some(&Value::from(failure.error_type())), "E3", || {
-            "error_type".into()
+        ensure(text == expected, "E2", || {
+            format!("{text:?} is not the message as written")
         })?;
-        ensure(meta.get("expected") == Some(&Value::from(failure.is_expected())), "E4", || {
-            "expected".into()
+        ensure(
+            meta.get("error_type") == Some(&Value::from(failure.error_type())),
+            "E3",
+            || "error_type".into(),
+        )?;
+        ensure(
+            meta.get("expected") == Some(&Value::from(failure.is_expected())),
+            "E4",
+            || "expected".into(),
+        )?;
+        ensure(suggestion == failure.suggestion(), "E5", || {
+            "suggestion mirrors the failure's".into()
         })?;
-        ensure(suggestion == failure.suggestion(), "E5", || "suggestion mirrors the failure's".into())?;
         for (key, value) in failure.meta() {
             if !ERROR_META_KEYS.contains(&key.as_str()) {
-                ensure(meta.get(key) == Some(value), "E7", || format!("own key {key} kept"))?;
+                ensure(meta.get(key) == Some(value), "E7", || {
+                    format!("own key {key} kept")
+                })?;
             }
         }
     } else {
-        ensure(meta.get("error_type") == Some(&Value::from("ValidationError")), "V1", || {
-            "error_type is ValidationError".into()
-        })?;
-        ensure(meta.get("expected") == Some(&Value::Bool(true)), "V1", || "expected".into())?;
+        ensure(
+            meta.get("error_type") == Some(&Value::from("ValidationError")),
+            "V1",
+            || "error_type is ValidationError".into(),
+        )?;
+        ensure(
+            meta.get("expected") == Some(&Value::Bool(true)),
+            "V1",
+            || "expected".into(),
+        )?;
     }
     match suggestion {
-        Some(s) => ensure(text.ends_with(&format!("\n{s}")), "E2", || "the suggestion ends the text".into())?,
-        None => ensure(!meta.contains_key("suggestion"), "E5", || "no suggestion key".into())?,
+        Some(s) => ensure(text.ends_with(&format!("\n{s}")), "E2", || {
+            "the suggestion ends the text".into()
+        })?,
+        None => ensure(!meta.contains_key("suggestion"), "E5", || {
+            "no suggestion key".into()
+        })?,
     }
-    ensure(result.structured_content.is_none(), "E6", || "no structuredContent".into())?;
+    ensure(result.structured_content.is_none(), "E6", || {
+        "no structuredContent".into()
+    })?;
     let wire = serde_json::to_string(&result).unwrap_or_default();
     let log = format!("{:?}", LogRecord::for_call(failure, call));
     for secret in secrets.iter().filter(|s| !s.is_empty()) {
-        ensure(!wire.contains(secret) && !log.contains(secret), "V3", || {
-            format!("the value {secret:?} leaked")
-        })?;
+        ensure(
+            !wire.contains(secret) && !log.contains(secret),
+            "V3",
+            || format!("the value {secret:?} leaked"),
+        )?;
     }
     Ok(result)
 }

@@ -45,7 +45,11 @@ pub fn meta_value(u: &mut Unstructured<'_>, depth: usize) -> Result<Value> {
         4 => Value::from("m".repeat(u.int_in_range(0..=3000)?)),
         5 => {
             let n = u.int_in_range(0..=3)?;
-            Value::Array((0..n).map(|_| meta_value(u, depth - 1)).collect::<Result<_>>()?)
+            Value::Array(
+                (0..n)
+                    .map(|_| meta_value(u, depth - 1))
+                    .collect::<Result<_>>()?,
+            )
         }
         _ => Value::Object(meta_map(u, depth - 1)?),
     })
@@ -81,13 +85,39 @@ pub fn tool_result(u: &mut Unstructured<'_>) -> Result<ToolResult> {
             _ => Content::text(terminal_text(u, 400)?),
         });
     }
-    let structured_content = if u.ratio(1, 4)? { Some(meta_value(u, 2)?) } else { None };
-    let is_error = if u.arbitrary()? { Some(u.arbitrary()?) } else { None };
-    let meta = if u.arbitrary()? { Some(meta_map(u, 2)?) } else { None };
-    let result_type = if u.arbitrary()? { Some("complete".to_owned()) } else { None };
+    let structured_content = if u.ratio(1, 4)? {
+        Some(meta_value(u, 2)?)
+    } else {
+        None
+    };
+    let is_error = if u.arbitrary()? {
+        Some(u.arbitrary()?)
+    } else {
+        None
+    };
+    let meta = if u.arbitrary()? {
+        Some(meta_map(u, 2)?)
+    } else {
+        None
+    };
+    let result_type = if u.arbitrary()? {
+        Some("complete".to_owned())
+    } else {
+        None
+    };
     let mut extra = Map::new();
     if u.ratio(1, 4)? {
-        extra.insert("vendor/extension".into(), Value::from(terminal_text(u, 30)?));
+        extra.insert(
+            "vendor/extension".into(),
+            Value::from(terminal_text(u, 30)?),
+        );
     }
-    Ok(ToolResult { content, structured_content, is_error, meta, result_type, extra })
+    Ok(ToolResult {
+        content,
+        structured_content,
+        is_error,
+        meta,
+        result_type,
+        extra,
+    })
 }
