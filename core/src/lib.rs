@@ -15,6 +15,7 @@ pub mod foreign_validation;
 pub mod limit;
 pub mod log;
 pub mod protocol_error;
+pub mod request_error;
 pub mod result;
 pub mod session;
 pub mod suggest;

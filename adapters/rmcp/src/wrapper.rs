@@ -1,0 +1,564 @@
+//! [`Backstop`]: the `ServerHandler` that wraps another one (SPEC A1, O1–O3).
+//!
+//! `tools/call` is shaped by the core (see [`tool_call`](crate::tool_call)); every
+//! other method is delegated unchanged, and only its errors are mapped (P1, P2, R3).
+
+use std::borrow::Cow;
+use std::sync::Arc;
+
+use backstop_core::request_error::shape_request_error;
+use backstop_core::{ClientInfo, Limit, LogRecord, Revision, Session};
+use rmcp::model::*;
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+
+use crate::catalog::CatalogCache;
+use crate::convert::{session_of, to_error_data, to_protocol_error};
+use crate::report::{FailureCounts, Reporter};
+
+/// Any rmcp `ServerHandler`, with backstop in front of it: tool failures become
+/// readable `isError` results (E, V), oversized results keep their tail under a hard
+/// cap (L), errors of other methods are mapped by family (P).
+///
+/// The order is fixed (O1–O3): the limiter outside, conversion inside it, and the
+/// wrapped handler — with its own audit, access-control or retry layers — inside
+/// both, so those layers still see a failure as a failure.
+///
+/// Two lines of setup:
+///
+/// ```no_run
+/// # use rmcp::{ServerHandler, ServiceExt};
+/// # #[derive(Clone)] struct MyServer;
+/// # impl ServerHandler for MyServer {}
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// let server = backstop_rmcp::Backstop::new(MyServer);
+/// server.serve(rmcp::transport::stdio()).await?.waiting().await?;
+/// # Ok(()) }
+/// ```
+///
+/// Options, all optional: [`with_limit`](Self::with_limit) (cap and tool set),
+/// [`strict`](Self::strict) (reject arguments the schema does not name, V6), and
+/// [`on_failure`](Self::on_failure) (a callback per converted failure, G3).
+///
+/// ```
+/// use backstop_core::Limit;
+/// use backstop_rmcp::Backstop;
+/// # #[derive(Clone)] struct MyServer;
+/// # impl rmcp::ServerHandler for MyServer {}
+/// let server = Backstop::new(MyServer)
+///     .with_limit(Limit::new(200_000).unwrap().only_tools(["capture_pane"]))
+///     .strict(true)
+///     .on_failure(|record| eprintln!("{}: {}", record.count_key(), record.message));
+/// assert_eq!(server.limit().max_bytes(), 200_000);
+/// ```
+pub struct Backstop<S> {
+    inner: S,
+    pub(crate) limit: Limit,
+    pub(crate) strict: bool,
+    pub(crate) reporter: Reporter,
+    pub(crate) catalog: CatalogCache,
+}
+
+impl<S: Clone> Clone for Backstop<S> {
+    /// A copy that shares the failure counts and callback, with its own tool catalog.
+    fn clone(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+            limit: self.limit.clone(),
+            strict: self.strict,
+            reporter: self.reporter.clone(),
+            catalog: CatalogCache::default(),
+        }
+    }
+}
+
+impl<S: std::fmt::Debug> std::fmt::Debug for Backstop<S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Backstop")
+            .field("inner", &self.inner)
+            .field("limit", &self.limit)
+            .field("strict", &self.strict)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S> Backstop<S> {
+    /// Wrap `inner` with the defaults: a 1,000,000-byte cap for every tool
+    /// (L2), strict mode off, no callback.
+    ///
+    /// ```
+    /// # #[derive(Clone)] struct MyServer;
+    /// # impl rmcp::ServerHandler for MyServer {}
+    /// let server = backstop_rmcp::Backstop::new(MyServer);
+    /// assert_eq!(server.limit().max_bytes(), 1_000_000);
+    /// assert!(!server.is_strict());
+    /// ```
+    pub fn new(inner: S) -> Self {
+        Self {
+            inner,
+            limit: Limit::default(),
+            strict: false,
+            reporter: Reporter::default(),
+            catalog: CatalogCache::default(),
+        }
+    }
+
+    /// Use this response limit: its cap, its tool set, its line alignment (L1–L14).
+    /// A [`Limit`] too small to work cannot be built (L14).
+    ///
+    /// ```
+    /// # #[derive(Clone)] struct MyServer;
+    /// # impl rmcp::ServerHandler for MyServer {}
+    /// let limit = backstop_core::Limit::new(50_000).unwrap();
+    /// let server = backstop_rmcp::Backstop::new(MyServer).with_limit(limit);
+    /// assert_eq!(server.limit().max_bytes(), 50_000);
+    /// ```
+    pub fn with_limit(mut self, limit: Limit) -> Self {
+        self.limit = limit;
+        self
+    }
+
+    /// Strict mode (V6, off by default): a call that gives an argument the tool's
+    /// input schema does not name is rejected before the tool runs.
+    ///
+    /// ```
+    /// # #[derive(Clone)] struct MyServer;
+    /// # impl rmcp::ServerHandler for MyServer {}
+    /// assert!(backstop_rmcp::Backstop::new(MyServer).strict(true).is_strict());
+    /// ```
+    pub fn strict(mut self, strict: bool) -> Self {
+        self.strict = strict;
+        self
+    }
+
+    /// Call `callback` with the record of each converted failure (G3). A callback
+    /// that panics is logged and otherwise ignored: the client's answer is not
+    /// affected.
+    ///
+    /// ```
+    /// # #[derive(Clone)] struct MyServer;
+    /// # impl rmcp::ServerHandler for MyServer {}
+    /// let server = backstop_rmcp::Backstop::new(MyServer)
+    ///     .on_failure(|record| tracing::info!(key = %record.count_key(), "tool failed"));
+    /// # let _ = server;
+    /// ```
+    pub fn on_failure(mut self, callback: impl Fn(&LogRecord) + Send + Sync + 'static) -> Self {
+        self.reporter.callback = Some(Arc::new(callback));
+        self
+    }
+
+    /// The response limit in force.
+    pub fn limit(&self) -> &Limit {
+        &self.limit
+    }
+
+    /// Whether strict mode is on.
+    pub fn is_strict(&self) -> bool {
+        self.strict
+    }
+
+    /// A handle on the failure counts per `<error_type>:<method>` (G3), shared with
+    /// this server: readable after the server moved into `serve`.
+    ///
+    /// ```
+    /// # #[derive(Clone)] struct MyServer;
+    /// # impl rmcp::ServerHandler for MyServer {}
+    /// let server = backstop_rmcp::Backstop::new(MyServer);
+    /// let counts = server.failure_counts();
+    /// assert_eq!(counts.snapshot().total(), 0);
+    /// ```
+    pub fn failure_counts(&self) -> FailureCounts {
+        self.reporter.counts.clone()
+    }
+
+    /// The wrapped handler.
+    pub fn inner(&self) -> &S {
+        &self.inner
+    }
+
+    /// The wrapped handler, by value.
+    ///
+    /// ```
+    /// # #[derive(Clone, Debug, PartialEq)] struct MyServer;
+    /// # impl rmcp::ServerHandler for MyServer {}
+    /// assert_eq!(backstop_rmcp::Backstop::new(MyServer).into_inner(), MyServer);
+    /// ```
+    pub fn into_inner(self) -> S {
+        self.inner
+    }
+
+    /// Map the error of a request of `method` (not a tool call) and report it when it
+    /// was converted (P1, P2, R3, G1).
+    fn map_error(
+        &self,
+        error: ErrorData,
+        method: &str,
+        session: &Session,
+        uri: Option<&str>,
+    ) -> ErrorData {
+        let shaped = shape_request_error(&to_protocol_error(&error), method, session, uri);
+        if let Some(record) = &shaped.log {
+            self.reporter.failure(record);
+        }
+        to_error_data(shaped.error)
+    }
+}
+
+/// Wrap any `ServerHandler` in [`Backstop`] with `.backstop()`.
+///
+/// ```
+/// use backstop_rmcp::BackstopExt;
+/// # #[derive(Clone)] struct MyServer;
+/// # impl rmcp::ServerHandler for MyServer {}
+/// let server = MyServer.backstop().strict(true);
+/// assert!(server.is_strict());
+/// ```
+pub trait BackstopExt: ServerHandler {
+    /// This handler, wrapped with the defaults ([`Backstop::new`]).
+    fn backstop(self) -> Backstop<Self> {
+        Backstop::new(self)
+    }
+}
+
+impl<S: ServerHandler> BackstopExt for S {}
+
+/// The revision a request of `initialize` asks for.
+fn initialize_session(request: &InitializeRequestParams) -> Session {
+    Session {
+        client: Some(ClientInfo::new(
+            request.client_info.name.clone(),
+            request.client_info.version.clone(),
+        )),
+        revision: Some(Revision::parse_or_newest(request.protocol_version.as_str())),
+    }
+}
+
+impl<S: ServerHandler> ServerHandler for Backstop<S> {
+    async fn ping(&self, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        let session = session_of(&context);
+        self.inner
+            .ping(context)
+            .await
+            .map_err(|e| self.map_error(e, "ping", &session, None))
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        let session = initialize_session(&request);
+        self.inner
+            .initialize(request, context)
+            .await
+            .map_err(|e| self.map_error(e, "initialize", &session, None))
+    }
+
+    fn negotiate_initialize(
+        &self,
+        request: &InitializeRequestParams,
+    ) -> Result<InitializeResult, ErrorData> {
+        self.inner
+            .negotiate_initialize(request)
+            .map_err(|e| self.map_error(e, "initialize", &initialize_session(request), None))
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        self.inner.supported_protocol_versions()
+    }
+
+    async fn discover(
+        &self,
+        context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, ErrorData> {
+        let session = session_of(&context);
+        self.inner
+            .discover(context)
+            .await
+            .map_err(|e| self.map_error(e, "server/discover", &session, None))
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let session = session_of(&context);
+        self.inner
+            .complete(request, context)
+            .await
+            .map_err(|e| self.map_error(e, "completion/complete", &session, None))
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let session = session_of(&context);
+        self.inner
+            .set_level(request, context)
+            .await
+            .map_err(|e| self.map_error(e, "logging/setLevel", &session, None))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let session = session_of(&context);
+        self.inner
+            .get_prompt(request, context)
+            .await
+            .map_err(|e| self.map_error(e, "prompts/get", &session, None))
+    }
+
+    async fn list_prompts(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let session = session_of(&context);
+        self.inner
+            .list_prompts(request, context)
+            .await
+            .map_err(|e| self.map_error(e, "prompts/list", &session, None))
+    }
+
+    async fn list_resources(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let session = session_of(&context);
+        self.inner
+            .list_resources(request, context)
+            .await
+            .map_err(|e| self.map_error(e, "resources/list", &session, None))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let session = session_of(&context);
+        self.inner
+            .list_resource_templates(request, context)
+            .await
+            .map_err(|e| self.map_error(e, "resources/templates/list", &session, None))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let session = session_of(&context);
+        let uri = request.uri.clone();
+        self.inner
+            .read_resource(request, context)
+            .await
+            .map_err(|e| self.map_error(e, "resources/read", &session, Some(&uri)))
+    }
+
+    fn accepted_subscription_filter(
+        &self,
+        requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        self.inner.accepted_subscription_filter(requested)
+    }
+
+    async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        let session = session_of(context.request_context());
+        self.inner
+            .listen(context)
+            .await
+            .map_err(|e| self.map_error(e, "subscriptions/listen", &session, None))
+    }
+
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let session = session_of(&context);
+        let uri = request.uri.clone();
+        self.inner
+            .subscribe(request, context)
+            .await
+            .map_err(|e| self.map_error(e, "resources/subscribe", &session, Some(&uri)))
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let session = session_of(&context);
+        let uri = request.uri.clone();
+        self.inner
+            .unsubscribe(request, context)
+            .await
+            .map_err(|e| self.map_error(e, "resources/unsubscribe", &session, Some(&uri)))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        self.shape_call(request, context).await
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let session = session_of(&context);
+        let first_page = request.as_ref().is_none_or(|r| r.cursor.is_none());
+        match self.inner.list_tools(request, context).await {
+            Ok(result) => {
+                if first_page && result.next_cursor.is_none() {
+                    self.catalog.store_listing(&result);
+                }
+                Ok(result)
+            }
+            Err(e) => Err(self.map_error(e, "tools/list", &session, None)),
+        }
+    }
+
+    fn get_tool(&self, name: &str) -> Option<Tool> {
+        self.inner.get_tool(name)
+    }
+
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, ErrorData> {
+        let session = session_of(&context);
+        let method = request.method.clone();
+        self.inner
+            .on_custom_request(request, context)
+            .await
+            .map_err(|e| self.map_error(e, &method, &session, None))
+    }
+
+    async fn on_cancelled(
+        &self,
+        notification: CancelledNotificationParam,
+        context: NotificationContext<RoleServer>,
+    ) {
+        self.inner.on_cancelled(notification, context).await
+    }
+
+    async fn on_progress(
+        &self,
+        notification: ProgressNotificationParam,
+        context: NotificationContext<RoleServer>,
+    ) {
+        self.inner.on_progress(notification, context).await
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.inner.on_initialized(context).await
+    }
+
+    async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
+        self.inner.on_roots_list_changed(context).await
+    }
+
+    async fn on_custom_notification(
+        &self,
+        notification: CustomNotification,
+        context: NotificationContext<RoleServer>,
+    ) {
+        self.inner
+            .on_custom_notification(notification, context)
+            .await
+    }
+
+    fn get_info(&self) -> ServerConfig {
+        self.inner.get_info()
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let session = session_of(&context);
+        self.inner
+            .get_task(request, context)
+            .await
+            .map_err(|e| self.map_error(e, "tasks/get", &session, None))
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let session = session_of(&context);
+        self.inner
+            .update_task(request, context)
+            .await
+            .map_err(|e| self.map_error(e, "tasks/update", &session, None))
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let session = session_of(&context);
+        self.inner
+            .cancel_task(request, context)
+            .await
+            .map_err(|e| self.map_error(e, "tasks/cancel", &session, None))
+    }
+
+    async fn list_skills(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, ErrorData> {
+        let session = session_of(&context);
+        self.inner
+            .list_skills(request, context)
+            .await
+            .map_err(|e| self.map_error(e, "skills/list", &session, None))
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, ErrorData> {
+        let session = session_of(&context);
+        let uri = request.uri.clone();
+        self.inner
+            .get_skill(request, context)
+            .await
+            .map_err(|e| self.map_error(e, "skills/get", &session, Some(&uri)))
+    }
+
+    async fn read_resource_directory(
+        &self,
+        request: ReadResourceDirectoryRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceDirectoryResult, ErrorData> {
+        let session = session_of(&context);
+        let uri = request.uri.clone();
+        self.inner
+            .read_resource_directory(request, context)
+            .await
+            .map_err(|e| self.map_error(e, "resources/directory/read", &session, Some(&uri)))
+    }
+}

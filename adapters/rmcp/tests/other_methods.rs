@@ -1,0 +1,71 @@
+//! Every method other than `tools/call`: delegated unchanged, errors mapped by family
+//! with the revision's resource-not-found code (P1, P2, R3).
+
+mod support;
+
+use backstop_rmcp::Backstop;
+use rmcp::model::GetPromptRequestParams;
+use support::scrollback_tools::ScrollbackTools;
+use support::{connect, connect_2026, read, received};
+
+fn wrapped() -> Backstop<ScrollbackTools> {
+    Backstop::new(ScrollbackTools::new())
+}
+
+#[tokio::test]
+async fn p1_r3_a_missing_resource_on_2025_11_25_is_32002() {
+    let client = connect(wrapped()).await;
+    let received = read(&client, "sessions://missing").await;
+    insta::assert_json_snapshot!(received);
+    assert_eq!(received["error"]["code"], -32002);
+    assert_eq!(
+        received["error"]["message"],
+        "Resource not found: Session not found: missing"
+    );
+    assert_eq!(received["error"]["data"]["uri"], "sessions://missing");
+}
+
+#[tokio::test]
+async fn p1_r3_a_missing_resource_on_2026_07_28_is_32602() {
+    let client = connect_2026(wrapped()).await;
+    let received = read(&client, "sessions://missing").await;
+    insta::assert_json_snapshot!(received);
+    assert_eq!(received["error"]["code"], -32602);
+    assert_eq!(
+        received["error"]["message"],
+        "Resource not found: Session not found: missing"
+    );
+}
+
+#[tokio::test]
+async fn a_present_resource_is_delegated_unchanged() {
+    let client = connect(wrapped()).await;
+    let received = read(&client, "sessions://main").await;
+    insta::assert_json_snapshot!(received);
+    assert_eq!(received["result"]["contents"][0]["text"], "session main");
+}
+
+#[tokio::test]
+async fn p2_a_plain_protocol_error_passes_unchanged() {
+    // The example server has no prompts: rmcp's own -32601 passes as it was.
+    let wrapped_client = connect(wrapped()).await;
+    let bare_client = connect(ScrollbackTools::new()).await;
+    let request = || GetPromptRequestParams::new("nothing");
+    let through = received(wrapped_client.get_prompt(request()).await);
+    let bare = received(bare_client.get_prompt(request()).await);
+    assert_eq!(through, bare);
+    assert_eq!(through["error"]["code"], -32601);
+}
+
+#[tokio::test]
+async fn g3_non_tool_failures_are_counted_by_method() {
+    let server = wrapped();
+    let counts = server.failure_counts();
+    let client = connect(server).await;
+    let _ = read(&client, "sessions://missing").await;
+    let _ = read(&client, "sessions://missing").await;
+    assert_eq!(counts.get("ExpectedToolError:resources/read"), 2);
+    // The plain -32601 of get_prompt was not converted: not counted.
+    let _ = client.get_prompt(GetPromptRequestParams::new("x")).await;
+    assert_eq!(counts.snapshot().total(), 2);
+}

@@ -1,0 +1,103 @@
+//! What the tests share: the example server, and rmcp clients connected to a server
+//! over an in-memory duplex.
+#![allow(dead_code)]
+
+#[path = "../../examples/support/scrollback_tools.rs"]
+pub mod scrollback_tools;
+
+use rmcp::model::{
+    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
+    ReadResourceRequestParams,
+};
+use rmcp::service::{RunningService, ServiceError};
+use rmcp::{
+    ClientHandler, ClientLifecycleMode, ClientServiceExt, RoleClient, ServerHandler, ServiceExt,
+};
+use serde_json::{Value, json};
+
+/// A client that names itself, so that V5 can name it.
+#[derive(Debug, Clone)]
+pub struct ProbeClient {
+    pub version: ProtocolVersion,
+}
+
+impl ClientHandler for ProbeClient {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("probe-client", "9.9"),
+        )
+        .with_protocol_version(self.version.clone())
+    }
+}
+
+pub type Client = RunningService<RoleClient, ProbeClient>;
+
+fn spawn_server<S: ServerHandler>(server: S) -> tokio::io::DuplexStream {
+    let (server_io, client_io) = tokio::io::duplex(1 << 20);
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(server_io).await {
+            let _ = running.waiting().await;
+        }
+    });
+    client_io
+}
+
+/// A client on 2025-11-25, with the `initialize` handshake.
+pub async fn connect<S: ServerHandler>(server: S) -> Client {
+    let client = ProbeClient {
+        version: ProtocolVersion::V_2025_11_25,
+    };
+    client
+        .serve(spawn_server(server))
+        .await
+        .expect("the client connects")
+}
+
+/// A client on 2026-07-28: no handshake; every request carries its `_meta`.
+pub async fn connect_2026<S: ServerHandler>(server: S) -> Client {
+    let client = ProbeClient {
+        version: ProtocolVersion::V_2026_07_28,
+    };
+    client
+        .serve_with_lifecycle(
+            spawn_server(server),
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .expect("the client connects with server/discover")
+}
+
+/// What the client received for a call, as JSON: `{"result": …}` or `{"error": …}`.
+pub fn received<T: serde::Serialize>(outcome: Result<T, ServiceError>) -> Value {
+    match outcome {
+        Ok(result) => json!({"result": result}),
+        Err(ServiceError::McpError(error)) => json!({"error": error}),
+        Err(other) => panic!("not an answer: {other}"),
+    }
+}
+
+/// Call `tool` with `arguments` and return what the client received.
+pub async fn call(client: &Client, tool: &'static str, arguments: Value) -> Value {
+    let mut request = CallToolRequestParams::new(tool);
+    if let Some(arguments) = arguments.as_object() {
+        request = request.with_arguments(arguments.clone());
+    }
+    received(client.call_tool(request).await)
+}
+
+/// Read `uri` and return what the client received.
+pub async fn read(client: &Client, uri: &str) -> Value {
+    received(
+        client
+            .read_resource(ReadResourceRequestParams::new(uri))
+            .await,
+    )
+}
+
+/// The compact JSON size of a value.
+pub fn wire_size(value: &Value) -> usize {
+    serde_json::to_vec(value).map_or(0, |bytes| bytes.len())
+}

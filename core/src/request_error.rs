@@ -1,0 +1,156 @@
+//! A failed request that is not a tool call: the error the client gets, and the log
+//! record when the failure was converted (SPEC P1, P2, R3, G1).
+//!
+//! An adapter sees such a failure as a JSON-RPC error object — the handler's own
+//! error, or a failure of this library's encoding
+//! ([`ProtocolError::encode_failure`]) that travelled through inner layers.
+//! [`shape_request_error`] reads it, maps it by family for the method and the
+//! session's revision, and says whether it is logged: an error that passes unchanged
+//! (P2) was not converted and is not logged; one that was re-mapped is.
+
+use crate::failure::Failure;
+use crate::log::LogRecord;
+use crate::protocol_error::ProtocolError;
+use crate::session::Session;
+
+/// What to send for a failed request of a method other than `tools/call`, and what to
+/// log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ShapedError {
+    /// The error the client gets (P1, P2, R3).
+    pub error: ProtocolError,
+    /// The record of a converted failure (G1, G2); `None` when the error passed
+    /// unchanged.
+    pub log: Option<LogRecord>,
+}
+
+/// Decide what to send when a request of `method` failed with `error`.
+///
+/// - A plain JSON-RPC error (a handler's own, `method not found`, …) passes unchanged
+///   and is not logged (P2).
+/// - A failure encoded with [`ProtocolError::encode_failure`] is mapped by family
+///   (P1): on `resources/*`, not-found becomes the revision's resource-not-found code
+///   with `Resource not found: <msg>` and `data.uri` (R3); it is logged.
+/// - An argument error that quotes a rejected value (rmcp's
+///   `failed to deserialize parameters: …`) is re-rendered as a validation error
+///   without the value (V3) and logged.
+///
+/// ```
+/// use backstop_core::{Failure, Family, ProtocolError, Revision, Session};
+/// use backstop_core::request_error::shape_request_error;
+///
+/// let failure = Failure::expected("Session not found: missing").with_family(Family::NotFound);
+/// let travelled = ProtocolError::encode_failure(&failure);
+/// let session = Session { revision: Some(Revision::V2025_11_25), ..Session::default() };
+/// let shaped = shape_request_error(&travelled, "resources/read", &session, Some("sessions://missing"));
+/// assert_eq!(shaped.error.code, -32002);
+/// assert_eq!(shaped.error.message, "Resource not found: Session not found: missing");
+/// assert!(shaped.log.is_some());
+///
+/// let plain = ProtocolError::new(-32601, "prompts/list");
+/// let shaped = shape_request_error(&plain, "prompts/list", &Session::default(), None);
+/// assert_eq!((shaped.error, shaped.log), (plain, None));
+/// ```
+pub fn shape_request_error(
+    error: &ProtocolError,
+    method: &str,
+    session: &Session,
+    uri: Option<&str>,
+) -> ShapedError {
+    let failure = Failure::from_protocol_error(error);
+    let mapped = ProtocolError::from_failure(&failure, method, session.revision(), uri);
+    let converted = failure.as_protocol_error().is_none();
+    ShapedError {
+        error: mapped,
+        log: converted.then(|| LogRecord::new(&failure, method, None)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::failure::{Family, Level};
+    use crate::session::Revision;
+
+    fn session(revision: Revision) -> Session {
+        Session {
+            revision: Some(revision),
+            ..Session::default()
+        }
+    }
+
+    #[test]
+    fn resource_not_found_follows_the_revision() {
+        let failure = Failure::expected("Session not found: missing").with_family(Family::NotFound);
+        let travelled = ProtocolError::encode_failure(&failure);
+        for revision in Revision::ALL {
+            let shaped = shape_request_error(
+                &travelled,
+                "resources/read",
+                &session(revision),
+                Some("sessions://missing"),
+            );
+            assert_eq!(shaped.error.code, revision.resource_not_found_code());
+            assert_eq!(
+                shaped.error.data.unwrap()["uri"],
+                "sessions://missing",
+                "{revision}"
+            );
+        }
+    }
+
+    #[test]
+    fn unknown_revision_is_the_newest() {
+        let failure = Failure::expected("gone").with_family(Family::NotFound);
+        let travelled = ProtocolError::encode_failure(&failure);
+        let shaped = shape_request_error(&travelled, "resources/read", &Session::default(), None);
+        assert_eq!(shaped.error.code, -32602);
+    }
+
+    #[test]
+    fn plain_errors_pass_unchanged_and_unlogged() {
+        let plain = ProtocolError::new(-32002, "Resource not found: x")
+            .with_data(serde_json::json!({"uri": "x"}));
+        let shaped = shape_request_error(
+            &plain,
+            "resources/read",
+            &session(Revision::V2026_07_28),
+            Some("x"),
+        );
+        assert_eq!(shaped.error, plain, "P2");
+        assert_eq!(shaped.log, None);
+    }
+
+    #[test]
+    fn converted_failures_are_logged_with_the_method() {
+        let failure = Failure::unexpected("disk on fire").with_level(Level::Info);
+        let shaped = shape_request_error(
+            &ProtocolError::encode_failure(&failure),
+            "prompts/get",
+            &Session::default(),
+            None,
+        );
+        assert_eq!(
+            (shaped.error.code, shaped.error.message.as_str()),
+            (-32603, "disk on fire")
+        );
+        let log = shaped.log.unwrap();
+        assert_eq!(
+            (log.method.as_str(), log.level, log.tool),
+            ("prompts/get", Level::Info, None)
+        );
+    }
+
+    #[test]
+    fn quoted_argument_values_do_not_pass() {
+        let error = ProtocolError::new(
+            -32602,
+            "failed to deserialize parameters: invalid type: string \"hunter2\", expected u32",
+        );
+        let shaped = shape_request_error(&error, "prompts/get", &Session::default(), None);
+        let wire = serde_json::to_string(&shaped.error).unwrap();
+        assert!(!wire.contains("hunter2"), "V3: {wire}");
+        assert_eq!(shaped.error.code, -32602);
+        assert!(!format!("{:?}", shaped.log.unwrap()).contains("hunter2"));
+    }
+}
