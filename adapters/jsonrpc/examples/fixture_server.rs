@@ -7,7 +7,7 @@
 //! | --- | --- |
 //! | `echo {text}` | a text result holding `text` |
 //! | `fail` | JSON-RPC error `-32603 "Internal error: Pane not found: %99"` |
-//! | `big {bytes}` | a text result of `bytes` bytes of lines, ending `PROMPT $` |
+//! | `big {bytes}` | a text result of about `bytes` bytes of lines, ending `PROMPT $` |
 //! | `hold` | no answer until the next request has been answered (out of order) |
 //! | `crash {code}` | exits with `code` without answering |
 //! | `partial` | writes half a response, no newline, and exits 0 |
@@ -21,6 +21,7 @@ use std::io::{self, BufRead, Write};
 use serde_json::{Value, json};
 
 fn main() {
+    eprintln!("fixture_server: ready");
     let stdin = io::stdin();
     let mut out = io::stdout().lock();
     let mut held: Option<Value> = None;
@@ -106,12 +107,20 @@ fn answer(message: &Value, out: &mut impl Write) -> Option<Value> {
                     "code": -32603, "message": "Internal error: Pane not found: %99"}}));
             }
             "big" => {
+                // Written by hand, not through serde_json: fast even in a debug build.
                 let bytes = arguments["bytes"].as_u64().unwrap_or(0) as usize;
-                let line = "line of output\n";
-                let mut text = line.repeat(bytes.saturating_sub(8) / line.len() + 1);
-                text.truncate(bytes.saturating_sub(8));
-                text.push_str("PROMPT $");
-                return Some(text_result(&id, &text));
+                let lines = bytes.saturating_sub(8) / 15;
+                let mut response = Vec::with_capacity(lines * 16 + 100);
+                response.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+                response.extend_from_slice(id.to_string().as_bytes());
+                response.extend_from_slice(br#","result":{"content":[{"type":"text","text":""#);
+                for _ in 0..lines {
+                    response.extend_from_slice(br"line of output\n");
+                }
+                response.extend_from_slice(b"PROMPT $\"}]}}\n");
+                let _ = out.write_all(&response);
+                let _ = out.flush();
+                return None;
             }
             "crash" => std::process::exit(arguments["code"].as_i64().unwrap_or(1) as i32),
             "partial" => {

@@ -6,6 +6,7 @@
 //! it, and so that a message forwarded unchanged is the input's own bytes (J6).
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::fmt;
 
 use backstop_core::ProtocolError;
@@ -244,4 +245,102 @@ fn response(id_json: &str, member: &str, body: &impl Serialize) -> Vec<u8> {
     serde_json::to_writer(&mut out, body).expect("serializing to memory");
     out.push(b'}');
     out
+}
+
+/// How deep [`value_from_raw`] reads with its own string decoding before it leaves the
+/// rest to `serde_json`: a result's members, content blocks and their members.
+const OWN_DECODING_DEPTH: usize = 3;
+
+/// A JSON value read from raw text, with the strings near the top — a result's
+/// `content[].text`, `structuredContent`'s members — decoded straight into their own
+/// `String`, so that a huge string costs one copy of itself and no scratch buffer
+/// (SPEC B2: a large message costs at most a small multiple of its size). Deeper
+/// parts are read by `serde_json`. `None` when the text is not valid JSON.
+///
+/// ```
+/// use backstop_jsonrpc::message::value_from_raw;
+/// let raw = serde_json::value::RawValue::from_string(
+///     r#"{"content":[{"type":"text","text":"a\nb \u00e9 \ud83d\ude00"}],"n":[1,{"x":null}]}"#.into()).unwrap();
+/// let value = value_from_raw(&raw).unwrap();
+/// assert_eq!(value, serde_json::from_str::<serde_json::Value>(raw.get()).unwrap());
+/// ```
+pub fn value_from_raw(raw: &RawValue) -> Option<Value> {
+    value_at_depth(raw, 0)
+}
+
+fn value_at_depth(raw: &RawValue, depth: usize) -> Option<Value> {
+    let text = raw.get();
+    if depth > OWN_DECODING_DEPTH {
+        return serde_json::from_str(text).ok();
+    }
+    match text.as_bytes().first()? {
+        b'"' => unescape_json_string(text).map(Value::String),
+        b'{' => {
+            let members: BTreeMap<String, &RawValue> = serde_json::from_str(text).ok()?;
+            let mut map = Map::new();
+            for (key, member) in members {
+                map.insert(key, value_at_depth(member, depth + 1)?);
+            }
+            Some(Value::Object(map))
+        }
+        b'[' => {
+            let elements: Vec<&RawValue> = serde_json::from_str(text).ok()?;
+            elements
+                .into_iter()
+                .map(|element| value_at_depth(element, depth + 1))
+                .collect::<Option<Vec<_>>>()
+                .map(Value::Array)
+        }
+        _ => serde_json::from_str(text).ok(),
+    }
+}
+
+/// Decode a JSON string literal (quotes included) that `serde_json` has already
+/// validated (a [`RawValue`]'s text) into a `String` of exactly its length; `None` on
+/// an escape it cannot decode (a lone surrogate).
+fn unescape_json_string(literal: &str) -> Option<String> {
+    let inner = literal.strip_prefix('"')?.strip_suffix('"')?;
+    let mut out = String::with_capacity(inner.len());
+    let mut rest = inner;
+    while let Some(at) = rest.find('\\') {
+        out.push_str(&rest[..at]);
+        let escape = rest.get(at + 1..at + 2)?;
+        rest = &rest[at + 2..];
+        let decoded = match escape {
+            "\"" => '"',
+            "\\" => '\\',
+            "/" => '/',
+            "b" => '\u{8}',
+            "f" => '\u{c}',
+            "n" => '\n',
+            "r" => '\r',
+            "t" => '\t',
+            "u" => {
+                let high = hex4(rest)?;
+                rest = &rest[4..];
+                if (0xD800..0xDC00).contains(&high) {
+                    let low = hex4(rest.strip_prefix("\\u")?)?;
+                    if !(0xDC00..0xE000).contains(&low) {
+                        return None;
+                    }
+                    rest = &rest[6..];
+                    char::from_u32(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))?
+                } else {
+                    char::from_u32(high)?
+                }
+            }
+            _ => return None,
+        };
+        out.push(decoded);
+    }
+    out.push_str(rest);
+    Some(out)
+}
+
+fn hex4(text: &str) -> Option<u32> {
+    let digits = text.get(..4)?;
+    if !digits.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    u32::from_str_radix(digits, 16).ok()
 }

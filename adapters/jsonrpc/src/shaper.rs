@@ -24,7 +24,7 @@ use backstop_core::{ErrorCounts, Failure, Limit, LogRecord, ProtocolError, Sessi
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::message::{Envelope, batch_elements, error_response, result_response};
+use crate::message::{Envelope, batch_elements, error_response, result_response, value_from_raw};
 use crate::pending::{PendingRequest, PendingRequests, RequestKind};
 
 /// The most log records kept until [`Shaper::take_log_records`] takes them; older
@@ -408,7 +408,7 @@ impl Shaper {
         let known = self.catalog.contains(&call.tool);
         let outcome = match (result, error) {
             (Some(result), None) => {
-                let Ok(value) = serde_json::from_str::<Value>(result.get()) else {
+                let Some(value) = value_from_raw(result) else {
                     return Forward::Unchanged;
                 };
                 match ToolResult::from_value(value) {

@@ -542,3 +542,20 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    /// The shaper's own string decoding reads exactly what serde_json reads.
+    #[test]
+    fn own_decoding_agrees_with_serde_json(text in "(\\PC|\n|\t|\u{1b}|\"|\\\\|/){0,80}") {
+        let value = json!({"content": [{"type": "text", "text": text}], "structuredContent": {"t": text}});
+        let raw = serde_json::value::RawValue::from_string(value.to_string()).unwrap();
+        prop_assert_eq!(backstop_jsonrpc::message::value_from_raw(&raw), Some(value));
+        let literal = serde_json::to_string(&text).unwrap();
+        let ascii = literal.chars().map(|c| if c.is_ascii() { c.to_string() } else {
+            c.encode_utf16(&mut [0; 2]).iter().map(|u| format!("\\u{u:04x}")).collect()
+        }).collect::<String>();
+        let raw = serde_json::value::RawValue::from_string(format!(r#"{{"content":[{{"text":{ascii}}}]}}"#)).unwrap();
+        let decoded = backstop_jsonrpc::message::value_from_raw(&raw).unwrap();
+        prop_assert_eq!(&decoded["content"][0]["text"], &json!(text));
+    }
+}
