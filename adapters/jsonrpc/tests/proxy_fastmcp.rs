@@ -1,0 +1,204 @@
+//! `backstop proxy` in front of a real MCP server nobody on this team wrote: a small
+//! tool script on fastmcp, installed from PyPI by `.ci/run` into `target/fastmcp-venv`.
+//!
+//! Each case is run twice — straight to the server and through the proxy — so the test
+//! shows both what the server says and what the proxy makes of it. Locally, without
+//! the venv, the test is skipped with a message; with `CI=true` a missing venv fails.
+
+mod support;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use serde_json::{Value, json};
+
+/// The venv's python, if the venv is there.
+fn python() -> Option<PathBuf> {
+    let path = std::env::var_os("BACKSTOP_FASTMCP_PYTHON").map_or_else(
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/fastmcp-venv/bin/python"),
+        PathBuf::from,
+    );
+    let works = Command::new(&path)
+        .args(["-c", "import fastmcp"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    works.then_some(path)
+}
+
+fn script() -> String {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fastmcp/probe_server.py");
+    path.to_str().unwrap().to_owned()
+}
+
+const CAP: usize = 2000;
+
+/// The requests of one session, sent one at a time, each answer awaited.
+fn requests() -> Vec<String> {
+    let call = |id: u32, name: &str, arguments: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": name, "arguments": arguments}})
+    };
+    vec![
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "probe-client", "version": "9.9"}}}),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        call(2, "takes_int", json!({"count": 1})),
+        call(3, "takes_int", json!({"count": "s3cr3t-value"})),
+        // Written by hand: argument order matters to V4's list, and json! sorts keys.
+        json!(
+            r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"takes_int","arguments":{"count":1,"wait_for_previous":true,"bogus":2}}}"#
+        ),
+        call(5, "nope", json!({})),
+        call(6, "fail", json!({"message": "Pane not found: %99"})),
+        json!({"jsonrpc": "2.0", "id": 7, "method": "resources/read", "params": {"uri": "probe://missing"}}),
+        call(8, "big", json!({"lines": 1000})),
+    ]
+    .into_iter()
+    .map(|request| match request {
+        Value::String(line) => line,
+        message => message.to_string(),
+    })
+    .collect()
+}
+
+/// The answer lines of one session, in request order.
+fn session(python: &Path, through_proxy: bool, middleware: bool) -> Vec<String> {
+    let mut server = vec![python.to_str().unwrap().to_owned(), script()];
+    if middleware {
+        server.push("--middleware".into());
+    }
+    let mut command = if through_proxy {
+        let mut command = Command::new(support::backstop());
+        command
+            .args(["proxy", "--max-bytes", &CAP.to_string(), "--"])
+            .args(&server);
+        command
+    } else {
+        let mut command = Command::new(&server[0]);
+        command.args(&server[1..]);
+        command
+    };
+    let mut child = command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut answers = Vec::new();
+    for (n, request) in requests().into_iter().enumerate() {
+        writeln!(stdin, "{request}").unwrap();
+        stdin.flush().unwrap();
+        if n == 0 {
+            writeln!(
+                stdin,
+                r#"{{"jsonrpc":"2.0","method":"notifications/initialized"}}"#
+            )
+            .unwrap();
+        }
+        let mut line = String::new();
+        stdout.read_line(&mut line).unwrap();
+        assert!(line.ends_with('\n'), "an answer to {request}: {line:?}");
+        line.pop();
+        answers.push(line);
+    }
+    drop(stdin);
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    answers
+}
+
+fn parse(line: &str) -> Value {
+    serde_json::from_str(line).unwrap()
+}
+
+#[test]
+fn fastmcp_behind_the_proxy() {
+    let Some(python) = python() else {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI=true but target/fastmcp-venv is missing: .ci/run must create it"
+        );
+        println!(
+            "SKIPPED fastmcp_behind_the_proxy: no fastmcp venv at target/fastmcp-venv \
+             (create it with: python3 -m venv target/fastmcp-venv && \
+             target/fastmcp-venv/bin/pip install fastmcp==4.1.6)"
+        );
+        return;
+    };
+
+    // fastmcp as it comes: failures are isError results.
+    let direct = session(&python, false, false);
+    let proxied = session(&python, true, false);
+
+    // J6: the handshake, the listing and a small success pass byte-identical.
+    assert_eq!(direct[0], proxied[0], "initialize");
+    assert_eq!(direct[1], proxied[1], "tools/list");
+    assert_eq!(direct[2], proxied[2], "a small result");
+
+    // J2: pydantic's text quotes the value; the proxy's does not (V2, V3).
+    assert!(direct[3].contains("s3cr3t-value"));
+    assert!(!proxied[3].contains("s3cr3t-value"), "{}", proxied[3]);
+    let rejected = parse(&proxied[3]);
+    assert_eq!(
+        rejected["result"]["content"][0]["text"],
+        "1 validation error for takes_int\ncount\n  Input should be a valid integer [type=invalid_type]"
+    );
+    assert_eq!(rejected["result"]["_meta"]["error_type"], "ValidationError");
+
+    // J2: every unrecognised name, and the client named for wait_for_previous (V4, V5).
+    let leaked = parse(&proxied[4]);
+    assert_eq!(
+        leaked["result"]["_meta"]["suggestion"],
+        "Remove or correct the unrecognized argument(s): wait_for_previous, bogus. \
+         wait_for_previous is a scheduling flag your client (probe-client 9.9) can leak \
+         into batched tool calls; retry the call without it."
+    );
+
+    // J3: fastmcp answers an unknown tool with an isError result; E8 wants -32602.
+    assert!(parse(&direct[5])["result"]["isError"] == true);
+    assert_eq!(
+        proxied[5],
+        r#"{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"Unknown tool: nope"}}"#
+    );
+
+    // J2: a tool's own error result passes as the server built it.
+    assert_eq!(direct[6], proxied[6]);
+
+    // J4: fastmcp 4 answers -32602 with data.uri; a 2025-06-18 client needs -32002.
+    assert_eq!(parse(&direct[7])["error"]["code"], -32602);
+    assert_eq!(parse(&proxied[7])["error"]["code"], -32002);
+
+    // J5: over the cap, the tail survives and the result fits.
+    let big = parse(&proxied[8]);
+    let result = &big["result"];
+    assert!(serde_json::to_vec(result).unwrap().len() <= CAP);
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("[... truncated ") && text.ends_with("line of output\nPROMPT $"));
+    assert!(result.get("structuredContent").is_none(), "L7");
+
+    // fastmcp with its stock ErrorHandlingMiddleware: failures are JSON-RPC errors.
+    let direct = session(&python, false, true);
+    let proxied = session(&python, true, true);
+    assert_eq!(direct[0], proxied[0], "initialize");
+    assert_eq!(direct[1], proxied[1], "tools/list");
+
+    // J1: "-32603 Internal error: …" of a known tool becomes an error result, verbatim.
+    assert_eq!(parse(&direct[6])["error"]["code"], -32603);
+    let failed = parse(&proxied[6]);
+    assert_eq!(failed["result"]["isError"], true);
+    assert_eq!(
+        failed["result"]["content"][0]["text"],
+        "Pane not found: %99"
+    );
+    // J1 with a validation text behind the middleware's prefix.
+    assert!(direct[3].contains("s3cr3t-value"));
+    assert_eq!(parse(&proxied[3]), rejected);
+    // J3: the middleware says -32001 "Not found: Unknown tool: 'nope'".
+    assert_eq!(parse(&direct[5])["error"]["code"], -32001);
+    assert_eq!(parse(&proxied[5])["error"]["code"], -32602);
+}
