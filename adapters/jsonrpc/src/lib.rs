@@ -37,3 +37,8 @@ pub mod proxy;
 pub mod shaper;
 
 pub use shaper::{Forward, Shaper};
+
+/// The README's examples, compiled and run as doc tests so that they stay true.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;
