@@ -29,6 +29,11 @@ pub struct LineReader<R> {
 
 impl<R: Read> LineReader<R> {
     /// A reader of lines from `reader`, buffered.
+    ///
+    /// ```
+    /// let reader = backstop_jsonrpc::framing::LineReader::new(std::io::empty());
+    /// assert!(!reader.has_buffered_input());
+    /// ```
     pub fn new(reader: R) -> Self {
         Self {
             reader: BufReader::with_capacity(64 << 10, reader),
@@ -37,6 +42,12 @@ impl<R: Read> LineReader<R> {
     }
 
     /// The next line without its `\n`, or `None` at the end of the stream.
+    ///
+    /// ```
+    /// let mut reader = backstop_jsonrpc::framing::LineReader::new(&b"a\r\n\n"[..]);
+    /// assert_eq!(reader.next_line().unwrap(), Some(&b"a\r"[..]));
+    /// assert_eq!(reader.next_line().unwrap(), Some(&b""[..]));
+    /// ```
     pub fn next_line(&mut self) -> io::Result<Option<&[u8]>> {
         if self.buffer.capacity() >= KEEP_BUFFER_BYTES {
             self.buffer = Vec::new();
@@ -52,6 +63,12 @@ impl<R: Read> LineReader<R> {
     }
 
     /// Whether more input is already buffered (so a writer may wait to flush).
+    ///
+    /// ```
+    /// let mut reader = backstop_jsonrpc::framing::LineReader::new(&b"a\nb\n"[..]);
+    /// reader.next_line().unwrap();
+    /// assert!(reader.has_buffered_input());
+    /// ```
     pub fn has_buffered_input(&self) -> bool {
         !self.reader.buffer().is_empty()
     }

@@ -35,11 +35,23 @@ pub enum RequestId {
 
 impl RequestId {
     /// The id a raw JSON `id` member holds, if it is a number or a string.
+    ///
+    /// ```
+    /// use backstop_jsonrpc::message::RequestId;
+    /// let raw = serde_json::value::RawValue::from_string("12".into()).unwrap();
+    /// assert_eq!(RequestId::from_raw(&raw), Some(RequestId::Number("12".into())));
+    /// ```
     pub fn from_raw(raw: &RawValue) -> Option<RequestId> {
         Self::from_value(&serde_json::from_str(raw.get()).ok()?)
     }
 
     /// The id a JSON value holds, if it is a number or a string.
+    ///
+    /// ```
+    /// use backstop_jsonrpc::message::RequestId;
+    /// assert_eq!(RequestId::from_value(&serde_json::json!("a")), Some(RequestId::String("a".into())));
+    /// assert_eq!(RequestId::from_value(&serde_json::json!([1])), None);
+    /// ```
     pub fn from_value(value: &Value) -> Option<RequestId> {
         match value {
             Value::Number(n) => Some(RequestId::Number(n.to_string())),
@@ -85,16 +97,35 @@ pub struct Envelope<'a> {
 impl<'a> Envelope<'a> {
     /// Read one message (not a batch); `None` when it is not a JSON object with
     /// members of the right types.
+    ///
+    /// ```
+    /// let envelope = backstop_jsonrpc::message::Envelope::parse(br#"{"method":"ping","id":1}"#).unwrap();
+    /// assert_eq!(envelope.method.as_deref(), Some("ping"));
+    /// assert!(backstop_jsonrpc::message::Envelope::parse(br#"{"id":{}}"#).is_some());
+    /// assert!(backstop_jsonrpc::message::Envelope::parse(br#"{"method":5}"#).is_none());
+    /// ```
     pub fn parse(bytes: &'a [u8]) -> Option<Envelope<'a>> {
         serde_json::from_slice(bytes).ok()
     }
 
     /// Whether this is a response: an `id`, no `method`, and `result` or `error`.
+    ///
+    /// ```
+    /// use backstop_jsonrpc::message::Envelope;
+    /// assert!(Envelope::parse(br#"{"id":1,"error":{}}"#).unwrap().is_response());
+    /// assert!(!Envelope::parse(br#"{"id":1,"method":"ping"}"#).unwrap().is_response());
+    /// ```
     pub fn is_response(&self) -> bool {
         self.method.is_none() && self.id.is_some() && (self.result.is_some() ^ self.error.is_some())
     }
 
     /// The request id, when there is a number or string one.
+    ///
+    /// ```
+    /// use backstop_jsonrpc::message::{Envelope, RequestId};
+    /// let envelope = Envelope::parse(br#"{"id":"x","result":{}}"#).unwrap();
+    /// assert_eq!(envelope.request_id(), Some(RequestId::String("x".into())));
+    /// ```
     pub fn request_id(&self) -> Option<RequestId> {
         self.id.and_then(RequestId::from_raw)
     }

@@ -58,6 +58,12 @@ pub struct PendingRequest {
 
 impl PendingRequest {
     /// A request not cancelled.
+    ///
+    /// ```
+    /// use backstop_jsonrpc::pending::{PendingRequest, RequestKind};
+    /// let request = PendingRequest::new("\"a\"", RequestKind::Initialize, Default::default());
+    /// assert_eq!(request.id_json, "\"a\"");
+    /// ```
     pub fn new(id_json: impl Into<String>, kind: RequestKind, session: Session) -> Self {
         Self {
             id_json: id_json.into(),
@@ -101,6 +107,10 @@ impl Default for PendingRequests {
 
 impl PendingRequests {
     /// An empty table holding at most `max` requests (at least one).
+    ///
+    /// ```
+    /// assert_eq!(backstop_jsonrpc::pending::PendingRequests::new(0).max(), 1);
+    /// ```
     pub fn new(max: usize) -> Self {
         Self {
             max: max.max(1),
@@ -113,6 +123,15 @@ impl PendingRequests {
 
     /// Remember a request. A request with the id of one still pending replaces it.
     /// When the table is full, the oldest request is evicted and returned.
+    ///
+    /// ```
+    /// use backstop_jsonrpc::message::RequestId;
+    /// use backstop_jsonrpc::pending::{PendingRequest, PendingRequests, RequestKind};
+    /// let mut table = PendingRequests::new(1);
+    /// let request = |id: &str| PendingRequest::new(id, RequestKind::Other, Default::default());
+    /// assert!(table.insert(RequestId::Number("1".into()), request("1")).is_none());
+    /// assert_eq!(table.insert(RequestId::Number("2".into()), request("2")).unwrap().id_json, "1");
+    /// ```
     pub fn insert(&mut self, id: RequestId, request: PendingRequest) -> Option<PendingRequest> {
         if let Some((age, _)) = self.by_id.remove(&id) {
             self.by_age.remove(&age);
@@ -132,6 +151,16 @@ impl PendingRequests {
     }
 
     /// Forget a request and return it (its response came).
+    ///
+    /// ```
+    /// use backstop_jsonrpc::message::RequestId;
+    /// use backstop_jsonrpc::pending::{PendingRequest, PendingRequests, RequestKind};
+    /// let mut table = PendingRequests::new(1);
+    /// let request = |id: &str| PendingRequest::new(id, RequestKind::Other, Default::default());
+    /// table.insert(RequestId::Number("1".into()), request("1"));
+    /// assert!(table.remove(&RequestId::String("1".into())).is_none());
+    /// assert!(table.remove(&RequestId::Number("1".into())).is_some());
+    /// ```
     pub fn remove(&mut self, id: &RequestId) -> Option<PendingRequest> {
         let (age, request) = self.by_id.remove(id)?;
         self.by_age.remove(&age);
@@ -139,6 +168,15 @@ impl PendingRequests {
     }
 
     /// A pending request, to mark it (cancelled).
+    ///
+    /// ```
+    /// use backstop_jsonrpc::message::RequestId;
+    /// use backstop_jsonrpc::pending::{PendingRequest, PendingRequests, RequestKind};
+    /// let mut table = PendingRequests::new(1);
+    /// let request = |id: &str| PendingRequest::new(id, RequestKind::Other, Default::default());
+    /// table.insert(RequestId::Number("1".into()), request("1"));
+    /// table.get_mut(&RequestId::Number("1".into())).unwrap().cancelled = true;
+    /// ```
     pub fn get_mut(&mut self, id: &RequestId) -> Option<&mut PendingRequest> {
         self.by_id.get_mut(id).map(|(_, request)| request)
     }
@@ -166,21 +204,37 @@ impl PendingRequests {
     }
 
     /// How many requests are pending.
+    ///
+    /// ```
+    /// assert_eq!(backstop_jsonrpc::pending::PendingRequests::default().len(), 0);
+    /// ```
     pub fn len(&self) -> usize {
         self.by_id.len()
     }
 
     /// Whether none is pending.
+    ///
+    /// ```
+    /// assert!(backstop_jsonrpc::pending::PendingRequests::default().is_empty());
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.by_id.is_empty()
     }
 
     /// How many requests were evicted since the table was made.
+    ///
+    /// ```
+    /// assert_eq!(backstop_jsonrpc::pending::PendingRequests::default().evicted(), 0);
+    /// ```
     pub fn evicted(&self) -> u64 {
         self.evicted
     }
 
     /// The bound.
+    ///
+    /// ```
+    /// assert_eq!(backstop_jsonrpc::pending::PendingRequests::default().max(), backstop_jsonrpc::pending::DEFAULT_MAX_PENDING);
+    /// ```
     pub fn max(&self) -> usize {
         self.max
     }

@@ -52,6 +52,11 @@ pub struct ServerCommand {
 
 impl ServerCommand {
     /// A program with arguments.
+    ///
+    /// ```
+    /// let server = backstop_jsonrpc::proxy::ServerCommand::new("npx", ["-y", "some-server"]);
+    /// assert_eq!(server.args.len(), 2);
+    /// ```
     pub fn new<I, S>(program: impl Into<OsString>, args: I) -> Self
     where
         I: IntoIterator<Item = S>,

@@ -51,6 +51,11 @@ pub enum Forward {
 
 impl Forward {
     /// The bytes to send for `original`.
+    ///
+    /// ```
+    /// use backstop_jsonrpc::Forward;
+    /// assert_eq!(Forward::Rewritten(b"new".to_vec()).bytes(b"old"), b"new");
+    /// ```
     pub fn bytes<'a>(&'a self, original: &'a [u8]) -> &'a [u8] {
         match self {
             Forward::Unchanged => original,
@@ -59,6 +64,10 @@ impl Forward {
     }
 
     /// Whether the message is sent as it came.
+    ///
+    /// ```
+    /// assert!(backstop_jsonrpc::Forward::Unchanged.is_unchanged());
+    /// ```
     pub fn is_unchanged(&self) -> bool {
         matches!(self, Forward::Unchanged)
     }
@@ -146,26 +155,56 @@ impl Shaper {
     }
 
     /// The limit in force.
+    ///
+    /// ```
+    /// assert_eq!(backstop_jsonrpc::Shaper::default().limit().max_bytes(), 1_000_000);
+    /// ```
     pub fn limit(&self) -> &Limit {
         &self.limit
     }
 
     /// The tools the server listed.
+    ///
+    /// ```
+    /// let mut shaper = backstop_jsonrpc::Shaper::default();
+    /// shaper.client_message(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+    /// shaper.server_message(br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"ping"}]}}"#);
+    /// assert!(shaper.catalog().contains("ping"));
+    /// ```
     pub fn catalog(&self) -> &ToolCatalog {
         &self.catalog
     }
 
     /// The requests not answered yet.
+    ///
+    /// ```
+    /// let mut shaper = backstop_jsonrpc::Shaper::default();
+    /// shaper.client_message(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
+    /// assert_eq!(shaper.pending().len(), 1);
+    /// ```
     pub fn pending(&self) -> &PendingRequests {
         &self.pending
     }
 
     /// What the handshake said of the session.
+    ///
+    /// ```
+    /// let mut shaper = backstop_jsonrpc::Shaper::default();
+    /// shaper.client_message(br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","clientInfo":{"name":"c","version":"1"}}}"#);
+    /// assert_eq!(shaper.session().client.as_ref().unwrap().name, "c");
+    /// ```
     pub fn session(&self) -> &Session {
         &self.handshake
     }
 
     /// Counts of converted failures per `<error_type>:<method>` (G3).
+    ///
+    /// ```
+    /// let mut shaper = backstop_jsonrpc::Shaper::default();
+    /// shaper.client_message(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run"}}"#);
+    /// shaper.server_message(br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"boom"}}"#);
+    /// assert_eq!(shaper.error_counts().get("InternalError:tools/call"), 1);
+    /// ```
     pub fn error_counts(&self) -> &ErrorCounts {
         &self.counts
     }
