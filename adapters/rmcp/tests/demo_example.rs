@@ -1,0 +1,48 @@
+//! The `demo` example runs, and shows the difference it claims to show.
+
+use std::path::PathBuf;
+
+/// The example's binary, next to the test binaries' `deps` directory; built when it
+/// is not there (a filtered test run).
+fn example_binary(name: &str) -> PathBuf {
+    let file = format!("{name}{}", std::env::consts::EXE_SUFFIX);
+    let deps = std::env::current_exe().expect("the test binary's path");
+    let profile = deps
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("target/<profile>/deps");
+    let binary = profile.join("examples").join(file);
+    if !binary.exists() {
+        let status = std::process::Command::new(env!("CARGO"))
+            .args(["build", "-p", "backstop-rmcp", "--example", name])
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "building the example failed");
+    }
+    binary
+}
+
+#[test]
+fn the_demo_shows_both_sides() {
+    let output = std::process::Command::new(example_binary("demo"))
+        .output()
+        .expect("the demo runs");
+    assert!(output.status.success(), "{output:?}");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let (without, with) = stdout
+        .split_once("WITH backstop")
+        .expect("both halves are printed");
+    assert!(without.contains("\"code\": -32603"), "{without}");
+    assert!(
+        without.contains("hunter2"),
+        "the bare server leaks the value: {without}"
+    );
+    assert!(with.contains("\"isError\": true"), "{with}");
+    assert!(
+        with.contains("Pane not found: %99\\nCall list_panes"),
+        "{with}"
+    );
+    assert_eq!(with.matches("hunter2").count(), 1, "V3: {with}");
+    assert!(with.contains("[... truncated "), "{with}");
+    assert!(with.contains("line 240000 of output\\nPROMPT $"), "{with}");
+}
