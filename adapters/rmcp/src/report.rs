@@ -6,7 +6,11 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use backstop_core::{ErrorCounts, Level, LogRecord, Truncation};
 
-/// The target of every event this crate emits.
+/// The target of every event this crate emits: filter with `RUST_LOG=backstop=info`.
+///
+/// ```
+/// assert_eq!(backstop_rmcp::TRACING_TARGET, "backstop");
+/// ```
 pub const TRACING_TARGET: &str = "backstop";
 
 /// A callback that sees each converted failure's [`LogRecord`] (G3).
@@ -31,11 +35,21 @@ pub struct FailureCounts(Arc<Mutex<ErrorCounts>>);
 
 impl FailureCounts {
     /// A copy of the counts as they are now.
+    ///
+    /// ```
+    /// let counts = backstop_rmcp::FailureCounts::default();
+    /// assert_eq!(counts.snapshot().iter().count(), 0);
+    /// ```
     pub fn snapshot(&self) -> ErrorCounts {
         self.lock().clone()
     }
 
     /// The count under `key` (`<error_type>:<method>`), 0 if none.
+    ///
+    /// ```
+    /// let counts = backstop_rmcp::FailureCounts::default();
+    /// assert_eq!(counts.get("PaneNotFound:tools/call"), 0);
+    /// ```
     pub fn get(&self, key: &str) -> u64 {
         self.lock().get(key)
     }

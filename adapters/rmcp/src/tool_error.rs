@@ -162,6 +162,11 @@ impl ToolError {
     }
 
     /// The failure this error describes.
+    ///
+    /// ```
+    /// let error = backstop_rmcp::ToolError::unexpected("boom");
+    /// assert_eq!(error.failure().message(), "boom");
+    /// ```
     pub fn failure(&self) -> &Failure {
         &self.0
     }

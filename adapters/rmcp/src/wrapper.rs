@@ -148,11 +148,23 @@ impl<S> Backstop<S> {
     }
 
     /// The response limit in force.
+    ///
+    /// ```
+    /// # #[derive(Clone)] struct MyServer;
+    /// # impl rmcp::ServerHandler for MyServer {}
+    /// assert!(backstop_rmcp::Backstop::new(MyServer).limit().applies_to("any_tool"));
+    /// ```
     pub fn limit(&self) -> &Limit {
         &self.limit
     }
 
     /// Whether strict mode is on.
+    ///
+    /// ```
+    /// # #[derive(Clone)] struct MyServer;
+    /// # impl rmcp::ServerHandler for MyServer {}
+    /// assert!(!backstop_rmcp::Backstop::new(MyServer).is_strict());
+    /// ```
     pub fn is_strict(&self) -> bool {
         self.strict
     }
@@ -172,6 +184,12 @@ impl<S> Backstop<S> {
     }
 
     /// The wrapped handler.
+    ///
+    /// ```
+    /// # #[derive(Clone, Debug, PartialEq)] struct MyServer;
+    /// # impl rmcp::ServerHandler for MyServer {}
+    /// assert_eq!(backstop_rmcp::Backstop::new(MyServer).inner(), &MyServer);
+    /// ```
     pub fn inner(&self) -> &S {
         &self.inner
     }

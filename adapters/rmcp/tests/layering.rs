@@ -8,10 +8,10 @@ use std::sync::{Arc, Mutex};
 use backstop_core::Limit;
 use backstop_rmcp::{Backstop, ToolError};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, InputRequiredResult, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, ClientRequest, InputRequiredResult, ListToolsResult,
+    PaginatedRequestParams, Request, ServerCapabilities, ServerConfig, Tool,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{PeerRequestOptions, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::json;
 use support::scrollback_tools::ScrollbackTools;
@@ -88,10 +88,10 @@ async fn o1_an_audit_layer_inside_the_wrapper_sees_each_failure_as_a_failure() {
     assert_eq!(log.last().unwrap(), &("takes_int".to_owned(), Ok(())));
 }
 
-/// A server with one tool that fails with a very long message, and one that asks
-/// for input (2026-07-28).
-#[derive(Clone)]
-struct Noisy;
+/// A server with a tool that fails with a very long message, one that asks for input
+/// (2026-07-28), and one that runs until it is cancelled (and says so on the `Notify`).
+#[derive(Clone, Default)]
+struct Noisy(Arc<tokio::sync::Notify>);
 
 impl ServerHandler for Noisy {
     fn get_info(&self) -> ServerConfig {
@@ -107,19 +107,26 @@ impl ServerHandler for Noisy {
         let schema = schema.as_object().unwrap().clone();
         Ok(ListToolsResult::with_all_items(vec![
             Tool::new("big_failure", "fails loudly", schema.clone()),
-            Tool::new("needs_input", "asks first", schema),
+            Tool::new("needs_input", "asks first", schema.clone()),
+            Tool::new("wait", "runs until cancelled", schema),
         ]))
     }
 
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         match request.name.as_ref() {
             "big_failure" => Err(ToolError::expected("E".repeat(50_000))
                 .with_suggestion("Try a smaller range.")
                 .into()),
+            "wait" => {
+                // Fails only once the client has cancelled the call.
+                context.ct.cancelled().await;
+                self.0.notify_one();
+                Err(ToolError::unexpected("stopped: cancelled").into())
+            }
             _ => Ok(InputRequiredResult::from_request_state("state-1").into()),
         }
     }
@@ -127,7 +134,8 @@ impl ServerHandler for Noisy {
 
 #[tokio::test]
 async fn o2_converted_error_results_are_capped_too() {
-    let client = connect(Backstop::new(Noisy).with_limit(Limit::new(1_000).unwrap())).await;
+    let client =
+        connect(Backstop::new(Noisy::default()).with_limit(Limit::new(1_000).unwrap())).await;
     let received = call(&client, "big_failure", json!({})).await;
     let result = &received["result"];
     assert!(wire_size(result) <= 1_000, "L4: {}", wire_size(result));
@@ -143,8 +151,9 @@ async fn o2_converted_error_results_are_capped_too() {
 
 #[tokio::test]
 async fn l1_an_input_required_result_passes_untouched() {
-    let wrapped = connect_2026(Backstop::new(Noisy).with_limit(Limit::new(200).unwrap())).await;
-    let bare = connect_2026(Noisy).await;
+    let wrapped =
+        connect_2026(Backstop::new(Noisy::default()).with_limit(Limit::new(200).unwrap())).await;
+    let bare = connect_2026(Noisy::default()).await;
     let request = || CallToolRequestParams::new("needs_input");
     let through = wrapped.call_tool_once(request()).await.unwrap();
     let direct = bare.call_tool_once(request()).await.unwrap();
@@ -159,4 +168,30 @@ async fn l1_an_input_required_result_passes_untouched() {
         serde_json::to_value(&direct).unwrap()
     );
     assert_eq!(through.request_state.as_deref(), Some("state-1"));
+}
+
+#[tokio::test]
+async fn e9_a_cancelled_call_is_not_a_failure_to_convert() {
+    let noisy = Noisy::default();
+    let finished = Arc::clone(&noisy.0);
+    let server = Backstop::new(noisy);
+    let counts = server.failure_counts();
+    let client = connect(server).await;
+    let request = ClientRequest::CallToolRequest(Request::new(CallToolRequestParams::new("wait")));
+    let handle = client
+        .send_cancellable_request(request, PeerRequestOptions::no_options())
+        .await
+        .unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    handle
+        .cancel(Some("the user pressed Esc".into()))
+        .await
+        .unwrap();
+    finished.notified().await;
+    tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    assert!(counts.snapshot().is_empty(), "E9: nothing was converted");
+    // The session goes on.
+    let received = call(&client, "big_failure", json!({})).await;
+    assert_eq!(received["result"]["isError"], true);
+    assert_eq!(counts.snapshot().total(), 1);
 }
