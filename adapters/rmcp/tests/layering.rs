@@ -8,14 +8,15 @@ use std::sync::{Arc, Mutex};
 use backstop_core::Limit;
 use backstop_rmcp::{Backstop, ToolError};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ClientRequest, InputRequiredResult, ListToolsResult,
-    PaginatedRequestParams, Request, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, ClientRequest, CreateTaskResult, InputRequiredResult,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, Request, ServerCapabilities,
+    ServerConfig, Task, TaskStatus, Tool,
 };
 use rmcp::service::{PeerRequestOptions, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::json;
 use support::scrollback_tools::ScrollbackTools;
-use support::{call, connect, connect_2026, wire_size};
+use support::{ProbeClient, call, connect, connect_2026, connect_as, wire_size};
 
 /// What the audit layer saw: per call, the tool and `Err(code)` for a failure (`0` for
 /// an `isError` result).
@@ -95,7 +96,12 @@ struct Noisy(Arc<tokio::sync::Notify>);
 
 impl ServerHandler for Noisy {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_tasks()
+                .build(),
+        )
     }
 
     async fn list_tools(
@@ -108,7 +114,8 @@ impl ServerHandler for Noisy {
         Ok(ListToolsResult::with_all_items(vec![
             Tool::new("big_failure", "fails loudly", schema.clone()),
             Tool::new("needs_input", "asks first", schema.clone()),
-            Tool::new("wait", "runs until cancelled", schema),
+            Tool::new("wait", "runs until cancelled", schema.clone()),
+            Tool::new("make_task", "starts a task", schema),
         ]))
     }
 
@@ -126,6 +133,12 @@ impl ServerHandler for Noisy {
                 context.ct.cancelled().await;
                 self.0.notify_one();
                 Err(ToolError::unexpected("stopped: cancelled").into())
+            }
+            "make_task" => {
+                let at = "2026-07-28T00:00:00Z";
+                let task = Task::new("task-1", TaskStatus::Working, at, at)
+                    .with_status_message("x".repeat(5_000));
+                Ok(CallToolResponse::Task(CreateTaskResult::new(task)))
             }
             _ => Ok(InputRequiredResult::from_request_state("state-1").into()),
         }
@@ -194,4 +207,29 @@ async fn e9_a_cancelled_call_is_not_a_failure_to_convert() {
     let received = call(&client, "big_failure", json!({})).await;
     assert_eq!(received["result"]["isError"], true);
     assert_eq!(counts.snapshot().total(), 1);
+}
+
+#[tokio::test]
+async fn l1_a_task_result_passes_untouched() {
+    let tasks_client = || ProbeClient {
+        version: ProtocolVersion::V_2025_11_25,
+        tasks: true,
+    };
+    let limit = Limit::new(1_000).unwrap();
+    let wrapped = connect_as(
+        tasks_client(),
+        Backstop::new(Noisy::default()).with_limit(limit),
+    )
+    .await;
+    let bare = connect_as(tasks_client(), Noisy::default()).await;
+    let request = || CallToolRequestParams::new("make_task");
+    let through = wrapped.call_tool_once(request()).await.unwrap();
+    let direct = bare.call_tool_once(request()).await.unwrap();
+    let (CallToolResponse::Task(through), CallToolResponse::Task(direct)) = (through, direct)
+    else {
+        panic!("not task results");
+    };
+    let through = serde_json::to_value(&through).unwrap();
+    assert_eq!(through, serde_json::to_value(&direct).unwrap());
+    assert!(wire_size(&through) > 1_000, "over the cap, yet untouched");
 }

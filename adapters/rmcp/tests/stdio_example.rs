@@ -56,9 +56,7 @@ async fn spawn(
         .stderr(Stdio::piped())
         .spawn()
         .expect("the example starts");
-    let client = ProbeClient {
-        version: version.clone(),
-    };
+    let client = ProbeClient::new(version.clone());
     let client = if version == ProtocolVersion::V_2026_07_28 {
         client
             .serve_with_lifecycle(

@@ -19,15 +19,29 @@ use serde_json::{Value, json};
 #[derive(Debug, Clone)]
 pub struct ProbeClient {
     pub version: ProtocolVersion,
+    /// Whether it declares the tasks extension.
+    pub tasks: bool,
+}
+
+impl ProbeClient {
+    /// A client on `version`, without the tasks extension.
+    pub fn new(version: ProtocolVersion) -> Self {
+        Self {
+            version,
+            tasks: false,
+        }
+    }
 }
 
 impl ClientHandler for ProbeClient {
     fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(
-            ClientCapabilities::default(),
-            Implementation::new("probe-client", "9.9"),
-        )
-        .with_protocol_version(self.version.clone())
+        let capabilities = if self.tasks {
+            ClientCapabilities::builder().enable_tasks().build()
+        } else {
+            ClientCapabilities::default()
+        };
+        ClientConfig::new(capabilities, Implementation::new("probe-client", "9.9"))
+            .with_protocol_version(self.version.clone())
     }
 }
 
@@ -45,9 +59,11 @@ fn spawn_server<S: ServerHandler>(server: S) -> tokio::io::DuplexStream {
 
 /// A client on 2025-11-25, with the `initialize` handshake.
 pub async fn connect<S: ServerHandler>(server: S) -> Client {
-    let client = ProbeClient {
-        version: ProtocolVersion::V_2025_11_25,
-    };
+    connect_as(ProbeClient::new(ProtocolVersion::V_2025_11_25), server).await
+}
+
+/// This client on its revision's handshake.
+pub async fn connect_as<S: ServerHandler>(client: ProbeClient, server: S) -> Client {
     client
         .serve(spawn_server(server))
         .await
@@ -56,10 +72,7 @@ pub async fn connect<S: ServerHandler>(server: S) -> Client {
 
 /// A client on 2026-07-28: no handshake; every request carries its `_meta`.
 pub async fn connect_2026<S: ServerHandler>(server: S) -> Client {
-    let client = ProbeClient {
-        version: ProtocolVersion::V_2026_07_28,
-    };
-    client
+    ProbeClient::new(ProtocolVersion::V_2026_07_28)
         .serve_with_lifecycle(
             spawn_server(server),
             ClientLifecycleMode::Discover {
