@@ -36,6 +36,11 @@ use crate::report::{FailureCounts, Reporter};
 /// # Ok(()) }
 /// ```
 ///
+/// The tools' names and input schemas (for E8, V4, V6) come from the wrapped
+/// handler's `tools/list`: read on the first call, kept, read again when a call names
+/// a tool the kept list lacks, and replaced whenever the client lists the tools
+/// (as clients do after `notifications/tools/list_changed`).
+///
 /// Options, all optional: [`with_limit`](Self::with_limit) (cap and tool set),
 /// [`strict`](Self::strict) (reject arguments the schema does not name, V6), and
 /// [`on_failure`](Self::on_failure) (a callback per converted failure, G3).
