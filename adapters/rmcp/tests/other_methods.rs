@@ -69,3 +69,69 @@ async fn g3_non_tool_failures_are_counted_by_method() {
     let _ = client.get_prompt(GetPromptRequestParams::new("x")).await;
     assert_eq!(counts.snapshot().total(), 2);
 }
+
+/// A server whose prompts fail in each family.
+#[derive(Clone)]
+struct FailingPrompts;
+
+impl rmcp::ServerHandler for FailingPrompts {
+    fn get_info(&self) -> rmcp::model::ServerConfig {
+        rmcp::model::ServerConfig::new(
+            rmcp::model::ServerCapabilities::builder()
+                .enable_prompts()
+                .build(),
+        )
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: rmcp::service::RequestContext<rmcp::RoleServer>,
+    ) -> Result<rmcp::model::GetPromptResponse, rmcp::ErrorData> {
+        use backstop_core::Family;
+        let error = backstop_rmcp::ToolError::expected(format!("{} failed", request.name));
+        let family = match request.name.as_str() {
+            "not_found" => Family::NotFound,
+            "permission" => Family::Permission,
+            "timeout" => Family::Timeout,
+            "invalid" => Family::InvalidParams,
+            "plain" => return Err(rmcp::ErrorData::internal_error("Internal error: raw", None)),
+            _ => Family::Internal,
+        };
+        Err(error
+            .with_family(family)
+            .with_suggestion("Call prompts/list.")
+            .into())
+    }
+}
+
+#[tokio::test]
+async fn p1_other_methods_map_by_family() {
+    let client = connect(Backstop::new(FailingPrompts)).await;
+    let mut codes = Vec::new();
+    for name in ["not_found", "permission", "timeout", "invalid", "internal"] {
+        let received = received(client.get_prompt(GetPromptRequestParams::new(name)).await);
+        assert_eq!(
+            received["error"]["message"],
+            format!("{name} failed"),
+            "as written"
+        );
+        assert_eq!(
+            received["error"]["data"]["suggestion"],
+            "Call prompts/list."
+        );
+        codes.push(received["error"]["code"].clone());
+    }
+    assert_eq!(
+        codes,
+        [-32001, -32000, -32000, -32602, -32603].map(serde_json::Value::from)
+    );
+    // P2: a plain protocol error keeps its message, prefix and all.
+    let plain = received(
+        client
+            .get_prompt(GetPromptRequestParams::new("plain"))
+            .await,
+    );
+    assert_eq!(plain["error"]["message"], "Internal error: raw");
+    assert_eq!(plain["error"]["code"], -32603);
+}
