@@ -4,7 +4,8 @@
 //!   straight and through `backstop proxy` (the difference is what the proxy adds);
 //! - `shaper/*`: the shaper alone on a 10 MB and a 100 MB `tools/call` result capped
 //!   at 1 MB (throughput in bytes of input);
-//! - first, the proxy's peak resident memory on a 100 MB result (printed).
+//! - first, printed: the proxy's peak resident memory on a 100 MB result, and the
+//!   median round trip straight and through the proxy, measured in turn.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -143,9 +144,38 @@ fn peak_memory(server: &PathBuf) {
     );
 }
 
+/// Median and 90th percentile of single round trips, straight and proxied taken in
+/// turn (so that the machine's load falls on both alike), printed.
+fn round_trip_medians(server: &PathBuf) {
+    const ROUNDS: usize = 5000;
+    let mut direct = Session::start(Command::new(server));
+    let mut through = Session::start(proxied(server));
+    let (mut straight, mut proxied_times) = (Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        let start = std::time::Instant::now();
+        direct.ask(ECHO);
+        straight.push(start.elapsed());
+        let start = std::time::Instant::now();
+        through.ask(ECHO);
+        proxied_times.push(start.elapsed());
+    }
+    let stats = |times: &mut Vec<Duration>| {
+        times.sort();
+        (times[times.len() / 2], times[times.len() * 9 / 10])
+    };
+    let (s50, s90) = stats(&mut straight);
+    let (p50, p90) = stats(&mut proxied_times);
+    println!(
+        "round trip of a small tools/call ({ROUNDS} each): straight median {s50:?} (p90 {s90:?}), \
+         through backstop proxy median {p50:?} (p90 {p90:?}): the proxy adds {:?} at the median",
+        p50.saturating_sub(s50)
+    );
+}
+
 fn main() {
     let server = fixture_server();
     peak_memory(&server);
+    round_trip_medians(&server);
     let mut c = Criterion::default().configure_from_args();
     round_trip(&mut c, &server);
     shaper_throughput(&mut c);

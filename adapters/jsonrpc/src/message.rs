@@ -69,10 +69,10 @@ impl RequestId {
 ///
 /// ```
 /// use backstop_jsonrpc::message::Envelope;
-/// let line = br#"{"jsonrpc":"2.0","id":3,"result":{"content":[]}}"#;
+/// let line = br#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"hi"}]}}"#;
 /// let envelope = Envelope::parse(line).unwrap();
 /// assert!(envelope.is_response());
-/// assert_eq!(envelope.result.unwrap().get(), r#"{"content":[]}"#);
+/// assert_eq!(envelope.result.unwrap().content.unwrap()[0][1].1.get(), r#""hi""#);
 /// assert!(Envelope::parse(b"not json").is_none());
 /// ```
 #[derive(Debug, Deserialize)]
@@ -86,9 +86,9 @@ pub struct Envelope<'a> {
     /// `params`, as raw JSON.
     #[serde(borrow, default)]
     pub params: Option<&'a RawValue>,
-    /// `result`, as raw JSON.
+    /// `result`, its members as raw JSON (read in the same pass as the envelope).
     #[serde(borrow, default)]
-    pub result: Option<&'a RawValue>,
+    pub result: Option<ResultMembers<'a>>,
     /// `error`, as raw JSON.
     #[serde(borrow, default)]
     pub error: Option<&'a RawValue>,
@@ -144,6 +144,140 @@ impl<'a> Envelope<'a> {
         self.params
             .and_then(|raw| serde_json::from_str(raw.get()).ok())
             .unwrap_or_default()
+    }
+}
+
+/// The members of a `result`, each as raw JSON, in order; `members` is `None` when the
+/// result is not an object.
+///
+/// ```
+/// let result: backstop_jsonrpc::message::ResultMembers =
+///     serde_json::from_str(r#"{"tools":[],"nextCursor":null}"#).unwrap();
+/// let members = result.members.as_ref().unwrap();
+/// assert_eq!((members[1].0.as_str(), members[1].1.get()), ("nextCursor", "null"));
+/// assert_eq!(result.to_value(), Some(serde_json::json!({"tools": [], "nextCursor": null})));
+/// let odd: backstop_jsonrpc::message::ResultMembers = serde_json::from_str("5").unwrap();
+/// assert!(odd.members.is_none() && odd.to_value().is_none());
+/// ```
+#[derive(Debug)]
+pub struct ResultMembers<'a> {
+    /// The members, or `None` for a result that is not an object. A `content` member
+    /// is not among them: it is read into [`content`](Self::content) in the same pass.
+    pub members: Option<Vec<(String, &'a RawValue)>>,
+    /// `content`, when present: its blocks, each block's members as raw JSON. (A
+    /// `content` that is not an array of objects is not a result this library reads,
+    /// and the message it is in is forwarded as it came.)
+    pub content: Option<Vec<Vec<(String, &'a RawValue)>>>,
+}
+
+impl ResultMembers<'_> {
+    /// The result as a JSON value, its big strings decoded without a scratch copy (see
+    /// [`value_from_raw`]); `None` when it is not an object or does not read.
+    pub fn to_value(&self) -> Option<Value> {
+        let mut map = Map::new();
+        for (key, member) in self.members.as_ref()? {
+            map.insert(key.clone(), value_at_depth(member, 1)?);
+        }
+        if let Some(blocks) = &self.content {
+            let mut content = Vec::with_capacity(blocks.len());
+            for block in blocks {
+                let mut members = Map::new();
+                for (key, member) in block {
+                    members.insert(key.clone(), value_at_depth(member, 3)?);
+                }
+                content.push(Value::Object(members));
+            }
+            map.insert("content".into(), Value::Array(content));
+        }
+        Some(Value::Object(map))
+    }
+}
+
+impl<'de: 'a, 'a> Deserialize<'de> for ResultMembers<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Members<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for Members<'a> {
+            type Value = ResultMembers<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut members = Vec::new();
+                let mut content = None;
+                while let Some(key) = map.next_key::<String>()? {
+                    if key == "content" {
+                        content = Some(map.next_value::<Vec<RawMembers<'de>>>()?);
+                    } else {
+                        members.push((key, map.next_value::<&'de RawValue>()?));
+                    }
+                }
+                Ok(ResultMembers {
+                    members: Some(members),
+                    content: content.map(|blocks| blocks.into_iter().map(|b| b.0).collect()),
+                })
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(ResultMembers {
+                    members: None,
+                    content: None,
+                })
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(ResultMembers {
+                    members: None,
+                    content: None,
+                })
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(ResultMembers {
+                    members: None,
+                    content: None,
+                })
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(ResultMembers {
+                    members: None,
+                    content: None,
+                })
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(ResultMembers {
+                    members: None,
+                    content: None,
+                })
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(ResultMembers {
+                    members: None,
+                    content: None,
+                })
+            }
+        }
+        deserializer.deserialize_any(Members(std::marker::PhantomData))
+    }
+}
+
+/// The members of one JSON object, each as raw JSON, in order.
+struct RawMembers<'a>(Vec<(String, &'a RawValue)>);
+
+impl<'de: 'a, 'a> Deserialize<'de> for RawMembers<'a> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Members<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for Members<'a> {
+            type Value = RawMembers<'a>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a content block (a JSON object)")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut members = Vec::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    members.push((key, map.next_value::<&'de RawValue>()?));
+                }
+                Ok(RawMembers(members))
+            }
+        }
+        deserializer.deserialize_map(Members(std::marker::PhantomData))
     }
 }
 

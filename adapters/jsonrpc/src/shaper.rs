@@ -24,7 +24,7 @@ use backstop_core::{ErrorCounts, Failure, Limit, LogRecord, ProtocolError, Sessi
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::message::{Envelope, batch_elements, error_response, result_response, value_from_raw};
+use crate::message::{Envelope, ResultMembers, batch_elements, error_response, result_response};
 use crate::pending::{PendingRequest, PendingRequests, RequestKind};
 
 /// The most log records kept until [`Shaper::take_log_records`] takes them; older
@@ -395,14 +395,14 @@ impl Shaper {
         let id_json = envelope.id.map_or("null", RawValue::get);
         match (request.kind, envelope.result, envelope.error) {
             (RequestKind::Initialize, Some(result), _) => {
-                if let Ok(value) = serde_json::from_str::<Value>(result.get()) {
+                if let Some(value) = result.to_value() {
                     let negotiated = Session::from_initialize(&value).revision;
                     self.handshake.revision = negotiated.or(self.handshake.revision);
                 }
                 Forward::Unchanged
             }
             (RequestKind::ToolsList { first_page }, Some(result), _) => {
-                self.learn_tools(result, first_page);
+                self.learn_tools(&result, first_page);
                 Forward::Unchanged
             }
             (RequestKind::ToolsCall { tool, arguments }, result, error) => {
@@ -420,8 +420,8 @@ impl Shaper {
         }
     }
 
-    fn learn_tools(&mut self, result: &RawValue, first_page: bool) {
-        let Ok(value) = serde_json::from_str::<Value>(result.get()) else {
+    fn learn_tools(&mut self, result: &ResultMembers, first_page: bool) {
+        let Some(value) = result.to_value() else {
             return;
         };
         if first_page {
@@ -441,13 +441,13 @@ impl Shaper {
         &mut self,
         id_json: &str,
         call: ToolCall,
-        result: Option<&RawValue>,
+        result: Option<ResultMembers>,
         error: Option<&RawValue>,
     ) -> Forward {
         let known = self.catalog.contains(&call.tool);
         let outcome = match (result, error) {
             (Some(result), None) => {
-                let Some(value) = value_from_raw(result) else {
+                let Some(value) = result.to_value() else {
                     return Forward::Unchanged;
                 };
                 match ToolResult::from_value(value) {

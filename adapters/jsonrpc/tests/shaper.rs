@@ -559,3 +559,19 @@ proptest! {
         prop_assert_eq!(&decoded["content"][0]["text"], &json!(text));
     }
 }
+
+#[test]
+fn b1_a_result_that_is_not_one_passes_as_it_came() {
+    let mut shaper = shaper_at("2025-06-18", Limit::new(300).unwrap());
+    let big = "x".repeat(1000);
+    for (id, result) in [
+        (1, json!({"content": big})),
+        (2, json!({"content": [big]})),
+        (3, json!({"content": [], "isError": "yes"})),
+        (4, json!(big)),
+    ] {
+        call(&mut shaper, json!(id), "capture_pane", json!({}));
+        let line = json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string();
+        assert_eq!(server(&mut shaper, &line), None, "{line:.80}");
+    }
+}
