@@ -60,6 +60,10 @@ struct ProxyArgs {
     #[arg(long)]
     no_line_align: bool,
 
+    /// Do not log converted failures to stderr (one `backstop: {json}` line each).
+    #[arg(long)]
+    quiet: bool,
+
     /// The server's command and its arguments, after `--`.
     #[arg(last = true, required = true, value_name = "COMMAND")]
     command: Vec<OsString>,
@@ -93,7 +97,7 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     };
     let server = ServerCommand::new(program, command);
-    match proxy::run(&server, Shaper::new(limit)) {
+    match proxy::run(&server, Shaper::new(limit), !args.quiet) {
         Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
         Err(error) => {
             eprintln!(

@@ -31,8 +31,11 @@ pub enum RequestKind {
         /// The names of `params.arguments`, in order.
         arguments: Vec<String>,
     },
-    /// A `resources/*` request.
-    Resource,
+    /// A `resources/*` request, with its `params.uri` when it had one.
+    Resource {
+        /// `params.uri`.
+        uri: Option<String>,
+    },
     /// Any other method.
     Other,
 }

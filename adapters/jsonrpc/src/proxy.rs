@@ -25,8 +25,8 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
 
-use backstop_core::ProtocolError;
 use backstop_core::protocol_error::code;
+use backstop_core::{LogRecord, ProtocolError};
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::json;
@@ -119,16 +119,17 @@ pub fn server_exited_error(status: ExitStatus) -> ProtocolError {
 }
 
 /// Run `server` behind `shaper`, on this process's stdin and stdout, until the server
-/// exits; return the exit code to exit with ([`exit_code`]).
+/// exits; return the exit code to exit with ([`exit_code`]). With `log_failures`, each
+/// converted failure is logged to stderr as one `backstop: {json}` line (G1, G2).
 ///
 /// An error is returned only when the server cannot be started.
 ///
 /// ```no_run
 /// use backstop_jsonrpc::{Shaper, proxy::{ServerCommand, run}};
-/// let code = run(&ServerCommand::new("my-mcp-server", ["--stdio"]), Shaper::default()).unwrap();
+/// let code = run(&ServerCommand::new("my-mcp-server", ["--stdio"]), Shaper::default(), true).unwrap();
 /// std::process::exit(code);
 /// ```
-pub fn run(server: &ServerCommand, shaper: Shaper) -> io::Result<i32> {
+pub fn run(server: &ServerCommand, shaper: Shaper, log_failures: bool) -> io::Result<i32> {
     let mut child = Command::new(&server.program)
         .args(&server.args)
         .stdin(Stdio::piped())
@@ -150,7 +151,13 @@ pub fn run(server: &ServerCommand, shaper: Shaper) -> io::Result<i32> {
     let mut client_gone = false;
     let mut reader = LineReader::new(from_server);
     while let Ok(Some(line)) = reader.next_line() {
-        let forward = lock(&shaper).server_message(line);
+        let (forward, records) = {
+            let mut shaper = lock(&shaper);
+            (shaper.server_message(line), shaper.take_log_records())
+        };
+        if log_failures {
+            records.iter().for_each(log_failure);
+        }
         if !client_gone {
             let sent = write_line(&mut out, forward.bytes(line)).and_then(|()| {
                 if reader.has_buffered_input() {
@@ -173,6 +180,15 @@ pub fn run(server: &ServerCommand, shaper: Shaper) -> io::Result<i32> {
         let _ = out.flush();
     }
     Ok(exit_code(status))
+}
+
+/// G1, G2: one line on stderr per converted failure, as JSON after `backstop: `.
+fn log_failure(record: &LogRecord) {
+    let line = json!({
+        "level": record.level.as_str(), "method": record.method, "tool": record.tool,
+        "error_type": record.error_type, "expected": record.expected, "message": record.message,
+    });
+    eprintln!("backstop: {line}");
 }
 
 /// Pump the client's lines to the server, each shown to the shaper first. At the end

@@ -21,8 +21,8 @@
 use backstop_core::call::{Outcome, ToolCatalog, shape_tool_call};
 use backstop_core::protocol_error::code;
 use backstop_core::{ErrorCounts, Failure, Limit, LogRecord, ProtocolError, Session, ToolResult};
-use serde_json::Value;
 use serde_json::value::RawValue;
+use serde_json::{Map, Value};
 
 use crate::message::{Envelope, ResultMembers, batch_elements, error_response, result_response};
 use crate::pending::{PendingRequest, PendingRequests, RequestKind};
@@ -363,7 +363,9 @@ impl Shaper {
                 },
                 None => RequestKind::Other,
             },
-            m if m.starts_with("resources/") => RequestKind::Resource,
+            m if m.starts_with("resources/") => RequestKind::Resource {
+                uri: params.uri.as_deref().map(str::to_owned),
+            },
             _ => RequestKind::Other,
         };
         let session = self.handshake.clone().or_request_meta(params.meta.as_ref());
@@ -413,8 +415,8 @@ impl Shaper {
                 };
                 self.tool_call_response(id_json, call, result, error)
             }
-            (RequestKind::Resource, None, Some(error)) => {
-                resource_error(id_json, &request.session, error)
+            (RequestKind::Resource { uri }, None, Some(error)) => {
+                resource_error(id_json, &request.session, uri.as_deref(), error)
             }
             _ => Forward::Unchanged,
         }
@@ -528,8 +530,14 @@ fn is_about_the_request(error: &ProtocolError) -> bool {
     request_level || error.message.to_ascii_lowercase().contains("unknown tool")
 }
 
-/// J4: a resource-not-found error with the code of the request's revision (R3).
-fn resource_error(id_json: &str, session: &Session, error: &RawValue) -> Forward {
+/// J4: a resource-not-found error with the code of the request's revision (R3); when
+/// it is rewritten and its `data` lacks `uri`, the request's is added (P1).
+fn resource_error(
+    id_json: &str,
+    session: &Session,
+    uri: Option<&str>,
+    error: &RawValue,
+) -> Forward {
     let Ok(mut error) = serde_json::from_str::<ProtocolError>(error.get()) else {
         return Forward::Unchanged;
     };
@@ -544,5 +552,9 @@ fn resource_error(id_json: &str, session: &Session, error: &RawValue) -> Forward
         return Forward::Unchanged;
     }
     error.code = wanted;
+    let data = error.data.get_or_insert_with(|| Value::Object(Map::new()));
+    if let (Some(uri), Some(data)) = (uri, data.as_object_mut()) {
+        data.entry("uri").or_insert_with(|| Value::from(uri));
+    }
     Forward::Rewritten(error_response(id_json, &error))
 }

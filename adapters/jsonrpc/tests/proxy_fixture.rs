@@ -90,6 +90,16 @@ fn shapes_a_session_and_passes_the_rest_byte_identical() {
         stderr.contains("fixture_server: ready"),
         "stderr passes through: {stderr}"
     );
+    let logged: Vec<&str> = stderr
+        .lines()
+        .filter(|l| l.starts_with("backstop: {"))
+        .collect();
+    assert_eq!(
+        logged.len(),
+        2,
+        "G1: one record per converted failure: {stderr}"
+    );
+    assert!(logged[0].contains(r#""level":"error""#) && logged[0].contains(r#""tool":"fail""#));
 }
 
 #[test]

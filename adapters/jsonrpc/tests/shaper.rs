@@ -288,6 +288,17 @@ fn j4_resource_not_found_follows_the_clients_revision() {
     client(&mut shaper, &read_2026);
     assert_eq!(server(&mut shaper, old_style).as_deref(), Some(new_style));
 
+    // Rewritten without data.uri: the request's is added (P1).
+    let mut shaper = Shaper::default();
+    client(&mut shaper, &read_2026);
+    let bare = r#"{"jsonrpc":"2.0","id":9,"error":{"code":-32002,"message":"Resource not found"}}"#;
+    assert_eq!(
+        server(&mut shaper, bare).as_deref(),
+        Some(
+            r#"{"jsonrpc":"2.0","id":9,"error":{"code":-32602,"message":"Resource not found","data":{"uri":"probe://gone"}}}"#
+        )
+    );
+
     // -32602 without data.uri is an invalid-params error, not a not-found.
     let mut shaper = shaper_at("2025-06-18", Limit::default());
     client(&mut shaper, &read);
