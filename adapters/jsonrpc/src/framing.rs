@@ -10,6 +10,10 @@ use std::io::{self, BufRead, BufReader, Read, Write};
 /// Lines this long or longer are not kept buffered once handled: the buffer is
 /// released so that one huge message does not pin its memory for the whole session
 /// (SPEC B2).
+///
+/// ```
+/// assert_eq!(backstop_jsonrpc::framing::KEEP_BUFFER_BYTES, 4 * 1024 * 1024);
+/// ```
 pub const KEEP_BUFFER_BYTES: usize = 4 << 20;
 
 /// Reads one line at a time into a reused buffer.

@@ -12,6 +12,10 @@ use backstop_core::Session;
 use crate::message::RequestId;
 
 /// The default bound of the pending-request table.
+///
+/// ```
+/// assert_eq!(backstop_jsonrpc::Shaper::default().pending().max(), backstop_jsonrpc::pending::DEFAULT_MAX_PENDING);
+/// ```
 pub const DEFAULT_MAX_PENDING: usize = 4096;
 
 /// What a pending request was, as far as shaping its response needs.

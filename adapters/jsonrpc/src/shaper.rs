@@ -29,6 +29,10 @@ use crate::pending::{PendingRequest, PendingRequests, RequestKind};
 
 /// The most log records kept until [`Shaper::take_log_records`] takes them; older
 /// ones are dropped first (their counts stay in [`Shaper::error_counts`]).
+///
+/// ```
+/// assert!(backstop_jsonrpc::shaper::MAX_LOG_RECORDS >= 1);
+/// ```
 pub const MAX_LOG_RECORDS: usize = 1024;
 
 /// What to send on for one message.
@@ -72,6 +76,17 @@ impl Forward {
         matches!(self, Forward::Unchanged)
     }
 }
+
+/// The code some servers answer a cancelled request with (from LSP); such an answer
+/// passes untouched (E9).
+///
+/// ```
+/// let mut shaper = backstop_jsonrpc::Shaper::default();
+/// shaper.client_message(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#);
+/// let answer = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32800,"message":"Request cancelled"}}"#;
+/// assert!(shaper.server_message(answer).is_unchanged());
+/// ```
+pub const REQUEST_CANCELLED: i64 = -32800;
 
 /// How much of the server's tool list has been seen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -461,6 +476,9 @@ impl Shaper {
                 let Ok(error) = serde_json::from_str::<ProtocolError>(error.get()) else {
                     return Forward::Unchanged;
                 };
+                if error.code == REQUEST_CANCELLED {
+                    return Forward::Unchanged; // E9, said by the server
+                }
                 if !known && !self.catalog_complete() && is_about_the_request(&error) {
                     return Forward::Unchanged;
                 }

@@ -423,6 +423,10 @@ fn e9_a_cancelled_calls_response_passes_untouched() {
     );
     let failure = r#"{"jsonrpc":"2.0","id":5,"error":{"code":-32603,"message":"cancelled"}}"#;
     assert_eq!(server(&mut shaper, failure), None);
+    // A server that says so itself.
+    call(&mut shaper, json!(6), "capture_pane", json!({}));
+    let said = r#"{"jsonrpc":"2.0","id":6,"error":{"code":-32800,"message":"Request cancelled"}}"#;
+    assert_eq!(server(&mut shaper, said), None);
 }
 
 #[test]
