@@ -44,6 +44,13 @@ use crate::validation::{Problem, ProblemKind};
 
 /// The message of a problem whose own message cannot be shown without risking the
 /// rejected value (V3).
+///
+/// ```
+/// use backstop_core::foreign_validation::{REDACTED_MESSAGE, recognize};
+/// let text = "1 validation error for call[t]\nx\n  Value error, x=hunter2 is odd \
+///     [type=value_error, input_value='hunter2', input_type=str]";
+/// assert_eq!(recognize(text).unwrap()[0].message(), REDACTED_MESSAGE);
+/// ```
 pub const REDACTED_MESSAGE: &str = "Invalid value";
 
 /// The marker before the TypeScript SDK's list of zod issues.
