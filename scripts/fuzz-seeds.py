@@ -61,6 +61,35 @@ def error_cases():
            "message": "failed to deserialize parameters: missing field `count`"}}
 
 
+def transcripts():
+    """The reference's wire capture as shaper transcripts: a handshake, a tool list, then
+    each call and the raw response line the reference wrote."""
+    data = ROOT / "core" / "tests" / "data"
+    entries = [json.loads(line) for name in ("anchor-wire.jsonl", "anchor-limits.jsonl")
+               for line in (data / name).read_text().splitlines()]
+    names = sorted({e["call"]["params"]["name"] for e in entries if "name" in e["call"]["params"]})
+    head = [
+        "#transcript",
+        "C " + json.dumps({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "probe-client", "version": "9.9"}}}),
+        "S " + json.dumps({"jsonrpc": "2.0", "id": 0, "result": {"protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {}}, "serverInfo": {"name": "probe", "version": "1"}}}),
+        "C " + json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        "S " + json.dumps({"jsonrpc": "2.0", "id": 1, "result": {"tools": [
+            {"name": n, "inputSchema": {"type": "object", "properties": {"count": {"type": "integer"}}}
+             if n == "takes_int" else {"type": "object"}} for n in names if n != "no_such_tool"]}}),
+    ]
+    everything = list(head)
+    for entry in entries:
+        raw = json.loads(entry["raw"])
+        request = {"jsonrpc": "2.0", "id": raw["id"], **entry["call"]}
+        pair = ["C " + json.dumps(request, ensure_ascii=False), "S " + entry["raw"]]
+        everything += pair
+        yield "\n".join(head + pair).encode()
+    yield "\n".join(everything).encode()
+
+
 def write(target, cases):
     """One file a case, named by its hash; bytes are written as they are."""
     folder = SEEDS / target
@@ -77,3 +106,4 @@ write("limit", ({"cap": 1000, "line_align": align, "result": r}
                 for r in limit_cases() for align in (True, False)))
 write("error_result", error_cases())
 write("validation_text", [b"\x00" * 8, b"not-an-int", bytes(range(64))])
+write("shaper", transcripts())

@@ -1,9 +1,11 @@
-//! Validation messages of the shapes frameworks print, with arbitrary values in them:
-//! the problems read from them, and the error result and log record built from those,
-//! contain none of the values (SPEC V3).
+//! Validation messages of the shapes frameworks print — serde (rmcp), pydantic
+//! (fastmcp), zod (the TypeScript SDK) — with arbitrary values in them: the problems
+//! read from them, and the error result and log record built from those, contain none
+//! of the values (SPEC V3).
 #![no_main]
 
 use arbitrary::{Result, Unstructured};
+use backstop_core::foreign_validation::recognize;
 use backstop_core::testing::checks::check_error_result;
 use backstop_core::{CallContext, Failure, Problem};
 use libfuzzer_sys::fuzz_target;
@@ -15,33 +17,63 @@ const SERDE: &[&str] = &[
     "invalid value: string \"{}\", expected one of `a`, `b`",
     "invalid length {}, expected a tuple of size 2",
     "unknown variant `{}`, expected `fast` or `slow`",
-    "unknown field `{}`, expected `count`",
-    "missing field `{}`",
     "invalid type: string \"{}\", expected u8 at line 1 column 22",
+];
+
+/// pydantic's (fastmcp's) messages, `{}` where the value goes.
+const PYDANTIC: &[&str] = &[
+    "1 validation error for call[takes_int]\ncount\n  Input should be a valid integer, unable to parse string as an integer [type=int_parsing, input_value='{}', input_type=str]",
+    "1 validation error for call[t]\nmode\n  Input should be 'fast' or 'slow' [type=enum, input_value='{}', input_type=str]\n    For further information visit https://errors.pydantic.dev/2.11/v/enum",
+    "2 validation errors for call[t]\na\n  Value error, {} is not allowed [type=value_error, input_value='{}', input_type=str]\nb.0\n  Input should be a valid string [type=string_type, input_value={}, input_type=int]",
+    "1 validation error for TArguments\nx\n  String should have at most 3 characters [type=string_too_long, input_value='{}', input_type=str]",
+];
+
+/// zod's issues as the TypeScript SDK prints them, `{}` where the value goes.
+const ZOD: &[&str] = &[
+    r#"MCP error -32602: Invalid arguments for tool add: [{"code": "invalid_type", "expected": "number", "received": "{}", "path": ["a"], "message": "Expected number, received {}"}]"#,
+    r#"Invalid arguments for tool t: [{"code": "custom", "path": ["k"], "message": "bad {}"}, {"code": "unrecognized_keys", "keys": ["zz"], "path": [], "message": "Unrecognized key(s) in object: '{}'"}]"#,
+    r#"Invalid arguments for tool t: [{"code": "invalid_enum_value", "options": ["a", "b"], "received": "{}", "path": ["m"], "message": "Invalid enum value. Expected 'a' | 'b', received '{}'"}]"#,
 ];
 
 fn run(data: &[u8]) -> Result<()> {
     let mut u = Unstructured::new(data);
     let value: String = u.arbitrary()?;
-    let value = format!("Ж{}Ж", value.replace(['"', '`'], ""));
-    let template = *u.choose(SERDE)?;
-    let message = template.replace("{}", &value);
-    let named_field =
-        template.starts_with("unknown field") || template.starts_with("missing field");
-    let Some(problem) = Problem::from_serde_message(&message) else {
+    // Marked, and without the quotes and brackets the formats delimit values with.
+    let value = format!(
+        "Ж{}Ж",
+        value.replace(['"', '`', '\'', '\\', '\n', ']', '['], "")
+    );
+    let (message, problems) = match u.int_in_range(0..=2)? {
+        0 => {
+            let message = u.choose(SERDE)?.replace("{}", &value);
+            let problems = Problem::from_serde_message(&message).map(|p| vec![p]);
+            (message, problems)
+        }
+        1 => {
+            let message = u.choose(PYDANTIC)?.replace("{}", &value);
+            let problems = recognize(&message);
+            assert!(
+                problems.is_some(),
+                "a pydantic text is recognised: {message:?}"
+            );
+            (message, problems)
+        }
+        _ => {
+            let escaped = serde_json::to_string(&value).unwrap();
+            let message = u.choose(ZOD)?.replace("{}", &escaped[1..escaped.len() - 1]);
+            let problems = recognize(&message);
+            assert!(problems.is_some(), "a zod text is recognised: {message:?}");
+            (message, problems)
+        }
+    };
+    let Some(problems) = problems else {
         return Ok(());
     };
-    let failure = Failure::validation(vec![problem]);
-    // A field *name* is not a value: serde quotes names in these two messages.
-    let secrets: Vec<&str> = if named_field {
-        vec![]
-    } else {
-        vec![value.as_str()]
-    };
+    let failure = Failure::validation(problems);
     let call = CallContext::new("tool")
         .with_arguments(["count"])
         .with_parameters(["count"]);
-    if let Err(violation) = check_error_result(&failure, &call, &secrets) {
+    if let Err(violation) = check_error_result(&failure, &call, &[value.as_str()]) {
         panic!("{violation}: {message:?}");
     }
     Ok(())
