@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use backstop_core::{ClientInfo, ProtocolError, Revision, Session, ToolResult};
+use backstop_core::{ClientInfo, Content, ProtocolError, Revision, Session, ToolResult};
 use rmcp::model::{CallToolResult, ContentBlock, ErrorCode, RequestMetaObject};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
@@ -24,11 +24,33 @@ pub(crate) fn to_error_data(error: ProtocolError) -> ErrorData {
     ErrorData::new(ErrorCode(code), Cow::Owned(error.message), error.data)
 }
 
-/// An rmcp tool result as the core's, through its JSON. `None` if it cannot be read
-/// (rmcp's serializer never writes such JSON).
+/// An rmcp tool result as the core's: what its JSON says. Plain text blocks are
+/// copied as they are; every other block goes through its JSON. `None` if a block
+/// cannot be written as JSON (rmcp's blocks always can).
 pub(crate) fn to_tool_result(result: &CallToolResult) -> Option<ToolResult> {
-    let value = serde_json::to_value(result).ok()?;
-    ToolResult::from_value(value).ok()
+    let content = result
+        .content
+        .iter()
+        .map(to_content)
+        .collect::<Option<Vec<_>>>()?;
+    Some(ToolResult {
+        content,
+        structured_content: result.structured_content.clone(),
+        is_error: result.is_error,
+        meta: result.meta.as_ref().map(|meta| meta.0.clone()),
+        result_type: result.result_type.as_ref().map(|t| t.as_str().to_owned()),
+        extra: serde_json::Map::new(),
+    })
+}
+
+/// One content block as the core's.
+fn to_content(block: &ContentBlock) -> Option<Content> {
+    match block {
+        ContentBlock::Text(text) if text.meta.is_none() && text.annotations.is_none() => {
+            Some(Content::text(text.text.clone()))
+        }
+        other => serde_json::to_value(other).ok().map(Content::from_value),
+    }
 }
 
 /// The core's tool result as an rmcp one, through its JSON. Should rmcp refuse it
@@ -90,6 +112,31 @@ mod tests {
         assert_eq!(to_error_data(core), error);
         let wide = ProtocolError::new(i64::MAX, "m");
         assert_eq!(to_error_data(wide).code, ErrorCode::INTERNAL_ERROR);
+    }
+
+    /// The direct translation says what the JSON says.
+    #[test]
+    fn results_translate_as_their_json() {
+        let mut with_meta = CallToolResult::success(vec![
+            ContentBlock::text("plain"),
+            ContentBlock::image("AA==", "image/png"),
+            ContentBlock::embedded_text("sessions://x", "inside"),
+        ]);
+        with_meta.meta = Some(rmcp::model::MetaObject(
+            json!({"k": [1, 2]}).as_object().unwrap().clone(),
+        ));
+        with_meta.structured_content = Some(json!({"n": 1}));
+        let mut annotated = rmcp::model::TextContent::new("noted");
+        annotated.meta = Some(rmcp::model::MetaObject(
+            json!({"m": true}).as_object().unwrap().clone(),
+        ));
+        let mut error = CallToolResult::error(vec![ContentBlock::Text(annotated)]);
+        error.result_type = None;
+        for result in [with_meta, error, CallToolResult::success(vec![])] {
+            let through_json =
+                ToolResult::from_value(serde_json::to_value(&result).unwrap()).unwrap();
+            assert_eq!(to_tool_result(&result).unwrap(), through_json, "{result:?}");
+        }
     }
 
     #[test]
