@@ -6,8 +6,9 @@
 //! - An unknown tool is answered with E8 without running the inner handler.
 //! - Strict mode (V6) rejects unnamed arguments before the inner handler runs.
 //! - An inner `Err` is read with `Failure::from_protocol_error` (a [`ToolError`] comes
-//!   back without loss); a complete result goes to the core as what its JSON says; input-required
-//!   and task results pass untouched (L1); a cancelled call passes untouched (E9).
+//!   back without loss); a complete result goes to the core as what its JSON says;
+//!   input-required and task results pass untouched (L1); a cancelled call passes
+//!   untouched (E9).
 //! - A result the core leaves unchanged is sent as the inner handler built it.
 //!
 //! [`ToolError`]: crate::ToolError
