@@ -38,6 +38,7 @@ fn main() {
             }
             single => {
                 if tool_name(single) == Some("hold") {
+                    eprintln!("fixture_server: holding {}", single["id"]);
                     held = Some(single.clone());
                     continue;
                 }

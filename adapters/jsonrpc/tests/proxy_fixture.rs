@@ -151,10 +151,10 @@ fn sigterm_is_forwarded_to_the_server() {
     handshake(&mut proxy);
     proxy.send_json(&call(json!(1), "echo", json!({"text": "x"})));
     assert_eq!(proxy.json()["id"], 1);
-    // Held by the server: pending until the signal ends it. Give the proxy a moment
-    // to read the request before the signal comes.
+    // Held by the server: pending until the signal ends it. Once the server has it,
+    // the proxy has it in its table (it records a request before sending it on).
     proxy.send_json(&call(json!("held"), "hold", json!({})));
-    std::thread::sleep(std::time::Duration::from_millis(300));
+    proxy.wait_for_stderr("fixture_server: holding");
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(proxy.child.id() as i32),
         nix::sys::signal::Signal::SIGTERM,

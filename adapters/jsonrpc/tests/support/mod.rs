@@ -2,10 +2,10 @@
 
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
-use std::sync::OnceLock;
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -46,6 +46,8 @@ pub struct Proxy {
     pub child: Child,
     stdin: Option<ChildStdin>,
     stdout: BufReader<ChildStdout>,
+    stderr: Arc<Mutex<String>>,
+    stderr_reader: Option<std::thread::JoinHandle<()>>,
 }
 
 impl Proxy {
@@ -63,10 +65,22 @@ impl Proxy {
             .expect("backstop starts");
         let stdin = child.stdin.take();
         let stdout = BufReader::new(child.stdout.take().unwrap());
+        let stderr = Arc::new(Mutex::new(String::new()));
+        let mut from_child = BufReader::new(child.stderr.take().unwrap());
+        let into = Arc::clone(&stderr);
+        let stderr_reader = std::thread::spawn(move || {
+            let mut line = String::new();
+            while from_child.read_line(&mut line).is_ok_and(|n| n > 0) {
+                into.lock().unwrap().push_str(&line);
+                line.clear();
+            }
+        });
         Proxy {
             child,
             stdin,
             stdout,
+            stderr,
+            stderr_reader: Some(stderr_reader),
         }
     }
 
@@ -106,6 +120,18 @@ impl Proxy {
         serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line:.300}"))
     }
 
+    /// Wait until stderr (the proxy's and the server's) shows `needle`.
+    pub fn wait_for_stderr(&self, needle: &str) {
+        let start = Instant::now();
+        while !self.stderr.lock().unwrap().contains(needle) {
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "no {needle:?} on stderr"
+            );
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
     /// Close the proxy's stdin (the client is done).
     pub fn close(&mut self) {
         self.stdin.take();
@@ -119,13 +145,10 @@ impl Proxy {
             rest.push(line);
         }
         let status = wait_with_timeout(&mut self.child, Duration::from_secs(60));
-        let mut stderr = String::new();
-        self.child
-            .stderr
-            .take()
-            .unwrap()
-            .read_to_string(&mut stderr)
-            .unwrap();
+        if let Some(reader) = self.stderr_reader.take() {
+            reader.join().unwrap();
+        }
+        let stderr = self.stderr.lock().unwrap().clone();
         (rest, status, stderr)
     }
 
