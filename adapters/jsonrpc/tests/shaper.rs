@@ -526,6 +526,17 @@ proptest! {
         }
     }
 
+    /// The same, with the requests and the answers sent as batches.
+    #[test]
+    fn transparency_of_batches(exchanges in prop::collection::vec(exchange(), 1..12), space in "[ \t]{0,2}") {
+        let mut shaper = Shaper::default();
+        let requests: Vec<&Value> = exchanges.iter().map(|(request, _)| request).collect();
+        prop_assert!(shaper.client_message(&serde_json::to_vec(&requests).unwrap()).is_unchanged());
+        let answers: Vec<&str> = exchanges.iter().map(|(_, line)| line.as_str()).collect();
+        let batch = format!("[{space}{}{space}]", answers.join(&format!("{space},{space}")));
+        prop_assert_eq!(shaper.server_message(batch.as_bytes()), Forward::Unchanged, "{}", batch);
+    }
+
     /// B1: any bytes, either way, never panic.
     #[test]
     fn never_panics(bytes in prop::collection::vec(any::<u8>(), 0..200), text in "\\PC{0,200}") {
