@@ -146,33 +146,29 @@ fn a_partial_last_line_is_forwarded_and_ended() {
 }
 
 #[test]
-fn sigterm_is_forwarded_to_the_server() {
-    let mut proxy = Proxy::fixture(&[]);
-    handshake(&mut proxy);
-    proxy.send_json(&call(json!(1), "echo", json!({"text": "x"})));
-    assert_eq!(proxy.json()["id"], 1);
-    // Held by the server: pending until the signal ends it. Once the server has it,
-    // the proxy has it in its table (it records a request before sending it on).
-    proxy.send_json(&call(json!("held"), "hold", json!({})));
-    proxy.wait_for_stderr("fixture_server: holding");
-    nix::sys::signal::kill(
-        nix::unistd::Pid::from_raw(proxy.child.id() as i32),
-        nix::sys::signal::Signal::SIGTERM,
-    )
-    .unwrap();
-    // Stdin stays open: the server ends because of the signal, not of its input.
-    let mut rest = Vec::new();
-    while let Some(line) = proxy.line() {
-        rest.push(line);
+fn sigint_and_sigterm_are_forwarded_to_the_server() {
+    use nix::sys::signal::Signal;
+    for (signal, name) in [(Signal::SIGTERM, "SIGTERM"), (Signal::SIGINT, "SIGINT")] {
+        let mut proxy = Proxy::fixture(&[]);
+        handshake(&mut proxy);
+        // Held by the server: pending until the signal ends it. Once the server has it,
+        // the proxy has it in its table (it records a request before sending it on).
+        proxy.send_json(&call(json!("held"), "hold", json!({})));
+        proxy.wait_for_stderr("fixture_server: holding");
+        nix::sys::signal::kill(nix::unistd::Pid::from_raw(proxy.child.id() as i32), signal)
+            .unwrap();
+        // Stdin stays open: the server ends because of the signal, not of its input.
+        let mut rest = Vec::new();
+        while let Some(line) = proxy.line() {
+            rest.push(line);
+        }
+        let (_, status, _) = proxy.finish();
+        let number = signal as i32;
+        assert_eq!(status.code(), Some(128 + number), "{name}: {status:?}");
+        assert!(status.signal().is_none(), "the proxy itself was not killed");
+        let said = format!("was killed by signal {number} ({name})");
+        assert!(rest.iter().any(|l| l.contains(&said)), "{rest:?}");
     }
-    let (_, status, _) = proxy.finish();
-    assert_eq!(status.code(), Some(128 + 15), "{status:?}");
-    assert!(status.signal().is_none(), "the proxy itself was not killed");
-    assert!(
-        rest.iter()
-            .any(|l| l.contains("was killed by signal 15 (SIGTERM)")),
-        "{rest:?}"
-    );
 }
 
 #[test]
