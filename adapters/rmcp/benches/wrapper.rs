@@ -70,8 +70,17 @@ fn request(tool: &'static str, arguments: serde_json::Value) -> CallToolRequestP
         .with_arguments(arguments.as_object().cloned().unwrap_or_default())
 }
 
+/// One thread for client and server alike: on a busy machine a multi-thread runtime
+/// measures the scheduler more than the call.
+fn runtime() -> Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime")
+}
+
 fn small_call(c: &mut Criterion) {
-    let runtime = Runtime::new().expect("a runtime");
+    let runtime = runtime();
     let bare = connect(&runtime, ScrollbackTools::new());
     let wrapped = connect(&runtime, Backstop::new(ScrollbackTools::new()));
     let call = || request("takes_int", json!({"count": 42}));
@@ -86,7 +95,7 @@ fn small_call(c: &mut Criterion) {
 }
 
 fn capped_10mb(c: &mut Criterion) {
-    let runtime = Runtime::new().expect("a runtime");
+    let runtime = runtime();
     let mut text = scrollback_text(500_000);
     text.truncate(10_000_000);
     text.push_str("\nPROMPT $");
