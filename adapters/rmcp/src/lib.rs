@@ -1,6 +1,6 @@
 //! # backstop-rmcp
 //!
-//! [backstop](backstop_core) for [rmcp](rmcp): wrap any `rmcp::ServerHandler` in
+//! [backstop](backstop_core) for [rmcp]: wrap any `rmcp::ServerHandler` in
 //! [`Backstop`] and
 //!
 //! - a failing tool call becomes an `isError` result the model can read — the message
