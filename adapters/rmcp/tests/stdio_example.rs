@@ -17,6 +17,11 @@ use tokio::io::AsyncReadExt;
 /// The example's binary: `cargo test` builds the examples next to the test binaries'
 /// `deps` directory; build it when it is not there (a filtered test run).
 fn example_binary() -> PathBuf {
+    static BINARY: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BINARY.get_or_init(find_or_build).clone()
+}
+
+fn find_or_build() -> PathBuf {
     let name = format!("scrollback_server{}", std::env::consts::EXE_SUFFIX);
     let deps = std::env::current_exe().expect("the test binary's path");
     let profile = deps
