@@ -241,6 +241,17 @@ pub(crate) fn explain(failure: &Failure, call: &CallContext) -> Explained {
     }
 
     let mut problems = own.to_vec();
+    // serde does not say which argument had the wrong type; with one argument given,
+    // it can only be that one.
+    if let [only] = call.arguments.as_slice() {
+        for problem in &mut problems {
+            if problem.location.is_empty()
+                && matches!(problem.kind, ProblemKind::InvalidType { .. })
+            {
+                problem.location = vec![only.clone()];
+            }
+        }
+    }
     for &name in &unrecognized {
         if !unexpected_listed.contains(name) {
             problems.push(Problem::unexpected_argument(name));

@@ -10,7 +10,7 @@
 
 use crate::failure::Failure;
 use crate::log::LogRecord;
-use crate::protocol_error::ProtocolError;
+use crate::protocol_error::{ProtocolError, code};
 use crate::session::Session;
 
 /// What to send for a failed request of a method other than `tools/call`, and what to
@@ -58,12 +58,36 @@ pub fn shape_request_error(
     uri: Option<&str>,
 ) -> ShapedError {
     let failure = Failure::from_protocol_error(error);
-    let mapped = ProtocolError::from_failure(&failure, method, session.revision(), uri);
+    let mut mapped = ProtocolError::from_failure(&failure, method, session.revision(), uri);
     let converted = failure.as_protocol_error().is_none();
+    if !converted && method.starts_with("resources/") && is_resource_not_found(&mapped) {
+        // R3 (issue 4, J4): a server's own resource-not-found error keeps its message
+        // and data, with the code of the client's revision.
+        mapped.code = session.revision().resource_not_found_code();
+    }
     ShapedError {
         error: mapped,
         log: converted.then(|| LogRecord::new(&failure, method, None)),
     }
+}
+
+/// Whether an error says "resource not found" in any revision's words: `-32002`, or
+/// `-32602` with a `data.uri` (R3).
+///
+/// ```
+/// use backstop_core::ProtocolError;
+/// use backstop_core::request_error::is_resource_not_found;
+/// assert!(is_resource_not_found(&ProtocolError::new(-32002, "gone")));
+/// let new_style = ProtocolError::new(-32602, "gone").with_data(serde_json::json!({"uri": "x"}));
+/// assert!(is_resource_not_found(&new_style));
+/// assert!(!is_resource_not_found(&ProtocolError::new(-32602, "bad cursor")));
+/// ```
+pub fn is_resource_not_found(error: &ProtocolError) -> bool {
+    let has_uri = error
+        .data
+        .as_ref()
+        .is_some_and(|data| data.get("uri").is_some());
+    error.code == code::RESOURCE_NOT_FOUND || (error.code == code::INVALID_PARAMS && has_uri)
 }
 
 #[cfg(test)]
@@ -109,16 +133,37 @@ mod tests {
 
     #[test]
     fn plain_errors_pass_unchanged_and_unlogged() {
-        let plain = ProtocolError::new(-32002, "Resource not found: x")
-            .with_data(serde_json::json!({"uri": "x"}));
-        let shaped = shape_request_error(
-            &plain,
-            "resources/read",
-            &session(Revision::V2026_07_28),
-            Some("x"),
-        );
+        let plain = ProtocolError::new(-32601, "Method not found: prompts/list");
+        let shaped = shape_request_error(&plain, "prompts/list", &Session::default(), None);
         assert_eq!(shaped.error, plain, "P2");
         assert_eq!(shaped.log, None);
+    }
+
+    #[test]
+    fn a_servers_resource_not_found_takes_the_revisions_code() {
+        let old = ProtocolError::new(-32002, "Resource not found: x")
+            .with_data(serde_json::json!({"uri": "x"}));
+        let new = ProtocolError {
+            code: -32602,
+            ..old.clone()
+        };
+        for (error, revision, code) in [
+            (&old, Revision::V2026_07_28, -32602),
+            (&new, Revision::V2025_11_25, -32002),
+            (&old, Revision::V2025_11_25, -32002),
+        ] {
+            let shaped =
+                shape_request_error(error, "resources/read", &session(revision), Some("x"));
+            assert_eq!(shaped.error.code, code, "R3 under {revision}");
+            assert_eq!(
+                (&shaped.error.message, &shaped.error.data),
+                (&old.message, &old.data)
+            );
+            assert_eq!(shaped.log, None, "translated, not converted");
+        }
+        // Outside resources/*, -32602 with a uri is an invalid-params error like any other.
+        let shaped = shape_request_error(&new, "tools/list", &session(Revision::V2025_11_25), None);
+        assert_eq!(shaped.error, new);
     }
 
     #[test]

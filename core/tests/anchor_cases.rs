@@ -189,14 +189,25 @@ fn takes_int_given_a_string() {
     assert!(text_of(&ours).ends_with("\n  Input should be a valid integer [type=invalid_type]"));
     assert!(text_of(&theirs).contains("\n  Input should be a valid integer"));
 
-    // Where the adapter cannot tell the location: the whole argument set.
-    let at_root = error_result(
+    // Where serde does not say: with one argument given, it can only be that one …
+    let located = error_result(
         &takes_int_failure(&arguments, &[]),
         &takes_int_call(&arguments, Some(probe_client())),
     );
     assert_eq!(
-        at_root.content[0].as_text().unwrap(),
-        "1 validation error for takes_int\n__root__\n  Input should be a valid integer [type=invalid_type]"
+        located.content[0].as_text().unwrap(),
+        "1 validation error for takes_int\ncount\n  Input should be a valid integer [type=invalid_type]"
+    );
+    // … with more, it is the whole argument set.
+    let two = json!({"count": "not-an-int", "label": "x"});
+    let at_root = error_result(
+        &takes_int_failure(&arguments, &[]),
+        &takes_int_call(&two, Some(probe_client())),
+    );
+    assert!(
+        at_root.content[0].as_text().unwrap().starts_with(
+            "2 validation errors for takes_int\n__root__\n  Input should be a valid integer [type=invalid_type]"
+        )
     );
 }
 
