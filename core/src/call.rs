@@ -5,7 +5,7 @@
 //! [`CallContext`] of the call — and hands the call's [`Outcome`] to
 //! [`shape_tool_call`]. That decides, in the order SPEC O2 requires:
 //!
-//! 1. an unknown tool is the protocol error of E8;
+//! 1. a failed call of a tool the catalog does not know is the protocol error of E8;
 //! 2. a failure becomes an error result (E1–E7, V1–V6), and an `isError` result that is
 //!    a recognised argument-validation failure is rebuilt as one (V1–V5);
 //! 3. the limit applies to the result, error results included (L1, O2).
@@ -236,7 +236,13 @@ pub fn shape_tool_call(
     outcome: Outcome,
     limit: &Limit,
 ) -> Shaped {
-    if let Err(error) = catalog.check(&call.tool) {
+    // E8, J3: a call of a tool the catalog does not know that *failed*, however the
+    // server said so. A success is the server's word that the tool exists after all.
+    let failed = match &outcome {
+        Outcome::Failure(_) => true,
+        Outcome::Result(result) => result.is_error(),
+    };
+    if failed && let Err(error) = catalog.check(&call.tool) {
         return Shaped {
             response: Err(error),
             log: None,
@@ -279,10 +285,12 @@ mod tests {
     }
 
     #[test]
-    fn unknown_tools_are_protocol_errors_whatever_the_outcome() {
+    fn unknown_tools_that_fail_are_protocol_errors() {
         let call = catalog().context("take_int");
+        let mut said_unknown = ToolResult::text("Unknown tool: take_int");
+        said_unknown.is_error = Some(true);
         for outcome in [
-            Outcome::Result(ToolResult::text("ok")),
+            Outcome::Result(said_unknown),
             Outcome::Failure(Failure::unexpected("Unknown tool")),
         ] {
             let shaped = shape_tool_call(&catalog(), &call, outcome, &Limit::default());
@@ -292,6 +300,15 @@ mod tests {
                 (-32602, "Unknown tool: take_int")
             );
         }
+        // A success says the tool exists after all (a listing can be stale).
+        let ok = ToolResult::text("ok");
+        let shaped = shape_tool_call(
+            &catalog(),
+            &call,
+            Outcome::Result(ok.clone()),
+            &Limit::default(),
+        );
+        assert_eq!(shaped.response.unwrap(), ok);
     }
 
     #[test]

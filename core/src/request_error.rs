@@ -8,6 +8,8 @@
 //! session's revision, and says whether it is logged: an error that passes unchanged
 //! (P2) was not converted and is not logged; one that was re-mapped is.
 
+use serde_json::{Map, Value};
+
 use crate::failure::Failure;
 use crate::log::LogRecord;
 use crate::protocol_error::{ProtocolError, code};
@@ -62,8 +64,16 @@ pub fn shape_request_error(
     let converted = failure.as_protocol_error().is_none();
     if !converted && method.starts_with("resources/") && is_resource_not_found(&mapped) {
         // R3 (issue 4, J4): a server's own resource-not-found error keeps its message
-        // and data, with the code of the client's revision.
-        mapped.code = session.revision().resource_not_found_code();
+        // and data, with the code of the client's revision — and the request's uri in
+        // `data` when it is rewritten without one (P1).
+        let code = session.revision().resource_not_found_code();
+        if mapped.code != code {
+            mapped.code = code;
+            let data = mapped.data.get_or_insert_with(|| Value::Object(Map::new()));
+            if let (Some(uri), Some(data)) = (uri, data.as_object_mut()) {
+                data.entry("uri").or_insert_with(|| Value::from(uri));
+            }
+        }
     }
     ShapedError {
         error: mapped,
@@ -161,6 +171,18 @@ mod tests {
             );
             assert_eq!(shaped.log, None, "translated, not converted");
         }
+        // Rewritten without a uri, it gets the request's.
+        let bare = ProtocolError::new(-32002, "gone");
+        let shaped = shape_request_error(
+            &bare,
+            "resources/read",
+            &session(Revision::V2026_07_28),
+            Some("u"),
+        );
+        assert_eq!(
+            (shaped.error.code, shaped.error.data),
+            (-32602, Some(serde_json::json!({"uri": "u"})))
+        );
         // Outside resources/*, -32602 with a uri is an invalid-params error like any other.
         let shaped = shape_request_error(&new, "tools/list", &session(Revision::V2025_11_25), None);
         assert_eq!(shaped.error, new);

@@ -37,6 +37,8 @@ pub enum RequestKind {
     },
     /// A `resources/*` request, with its `params.uri` when it had one.
     Resource {
+        /// The method (`resources/read`, …).
+        method: String,
         /// `params.uri`.
         uri: Option<String>,
     },

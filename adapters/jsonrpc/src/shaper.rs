@@ -20,9 +20,10 @@
 
 use backstop_core::call::{Outcome, ToolCatalog, shape_tool_call};
 use backstop_core::protocol_error::code;
+use backstop_core::request_error::shape_request_error;
 use backstop_core::{ErrorCounts, Failure, Limit, LogRecord, ProtocolError, Session, ToolResult};
+use serde_json::Value;
 use serde_json::value::RawValue;
-use serde_json::{Map, Value};
 
 use crate::message::{Envelope, ResultMembers, batch_elements, error_response, result_response};
 use crate::pending::{PendingRequest, PendingRequests, RequestKind};
@@ -379,6 +380,7 @@ impl Shaper {
                 None => RequestKind::Other,
             },
             m if m.starts_with("resources/") => RequestKind::Resource {
+                method: m.to_owned(),
                 uri: params.uri.as_deref().map(str::to_owned),
             },
             _ => RequestKind::Other,
@@ -430,8 +432,8 @@ impl Shaper {
                 };
                 self.tool_call_response(id_json, call, result, error)
             }
-            (RequestKind::Resource { uri }, None, Some(error)) => {
-                resource_error(id_json, &request.session, uri.as_deref(), error)
+            (RequestKind::Resource { method, uri }, None, Some(error)) => {
+                self.resource_error(id_json, &request.session, &method, uri.as_deref(), error)
             }
             _ => Forward::Unchanged,
         }
@@ -521,6 +523,31 @@ impl Shaper {
         self.catalog_state == CatalogState::Complete
     }
 
+    /// The error answering a `resources/*` request, as the core maps it: a failure by
+    /// family (P1), a server's own resource-not-found with the code of the request's
+    /// revision and the request's uri (J4, R3), anything else unchanged (P2).
+    fn resource_error(
+        &mut self,
+        id_json: &str,
+        session: &Session,
+        method: &str,
+        uri: Option<&str>,
+        error: &RawValue,
+    ) -> Forward {
+        let Ok(error) = serde_json::from_str::<ProtocolError>(error.get()) else {
+            return Forward::Unchanged;
+        };
+        let shaped = shape_request_error(&error, method, session, uri);
+        if let Some(record) = shaped.log {
+            self.record(record);
+        }
+        if shaped.error == error {
+            Forward::Unchanged
+        } else {
+            Forward::Rewritten(error_response(id_json, &shaped.error))
+        }
+    }
+
     fn record(&mut self, record: LogRecord) {
         self.counts.record(&record);
         if self.log.len() >= MAX_LOG_RECORDS {
@@ -546,33 +573,4 @@ fn is_about_the_request(error: &ProtocolError) -> bool {
         code::PARSE_ERROR | code::INVALID_REQUEST | code::METHOD_NOT_FOUND
     );
     request_level || error.message.to_ascii_lowercase().contains("unknown tool")
-}
-
-/// J4: a resource-not-found error with the code of the request's revision (R3); when
-/// it is rewritten and its `data` lacks `uri`, the request's is added (P1).
-fn resource_error(
-    id_json: &str,
-    session: &Session,
-    uri: Option<&str>,
-    error: &RawValue,
-) -> Forward {
-    let Ok(mut error) = serde_json::from_str::<ProtocolError>(error.get()) else {
-        return Forward::Unchanged;
-    };
-    let has_uri = error
-        .data
-        .as_ref()
-        .is_some_and(|data| data.get("uri").is_some());
-    let not_found =
-        error.code == code::RESOURCE_NOT_FOUND || (error.code == code::INVALID_PARAMS && has_uri);
-    let wanted = session.revision().resource_not_found_code();
-    if !not_found || error.code == wanted {
-        return Forward::Unchanged;
-    }
-    error.code = wanted;
-    let data = error.data.get_or_insert_with(|| Value::Object(Map::new()));
-    if let (Some(uri), Some(data)) = (uri, data.as_object_mut()) {
-        data.entry("uri").or_insert_with(|| Value::from(uri));
-    }
-    Forward::Rewritten(error_response(id_json, &error))
 }
