@@ -1,7 +1,7 @@
 //! What a client receives without and with backstop, for the two things that go wrong
 //! most often: a tool failure, and a tool that returns far more output than fits.
 //!
-//! Run: `cargo run -p backstop-core --example demo`
+//! Run: `cargo run -p backstop-core --example before_after`
 
 use backstop_core::error_result::{CallContext, error_result};
 use backstop_core::{ClientInfo, Failure, Family, Limit, Problem, ToolResult};
