@@ -77,17 +77,6 @@ fn strip_wrappers(text: &str) -> &str {
     loop {
         let before = rest;
         rest = strip_prefixes(rest).0;
-        if let Some(tail) = rest.strip_prefix("MCP error ") {
-            let digits = tail.trim_start_matches('-');
-            let end = digits
-                .find(|c: char| !c.is_ascii_digit())
-                .unwrap_or(digits.len());
-            if end > 0
-                && let Some(tail) = digits[end..].strip_prefix(": ")
-            {
-                rest = tail;
-            }
-        }
         rest = rest
             .strip_prefix("Input validation error: ")
             .unwrap_or(rest);

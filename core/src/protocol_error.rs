@@ -291,6 +291,14 @@ fn code_family(code: i64) -> Family {
 
 /// The message without the prefixes stock middleware and frameworks put before it,
 /// and the most specific family those prefixes named.
+/// The message without the TypeScript SDK's `MCP error <code>: ` prefix, if it has one.
+fn strip_sdk_code_prefix(message: &str) -> Option<&str> {
+    let digits = message.strip_prefix("MCP error ")?;
+    let digits = digits.strip_prefix('-').unwrap_or(digits);
+    let end = digits.find(|c: char| !c.is_ascii_digit())?;
+    (end > 0).then(|| digits[end..].strip_prefix(": "))?
+}
+
 pub(crate) fn strip_prefixes(message: &str) -> (&str, Option<Family>) {
     let mut rest = message;
     let mut family = None;
@@ -303,6 +311,10 @@ pub(crate) fn strip_prefixes(message: &str) -> (&str, Option<Family>) {
             if named != Family::Internal || family.is_none() {
                 family = Some(named);
             }
+            continue;
+        }
+        if let Some(tail) = strip_sdk_code_prefix(rest) {
+            rest = tail;
             continue;
         }
         let wrapped = WRAPPER_PREFIXES.iter().find_map(|p| {
@@ -326,8 +338,9 @@ impl Failure {
     /// - `error_type`, `expected`, `suggestion` and `level` are taken from `data` where
     ///   present (`level` by name, see [`Level::parse`]);
     /// - the message loses the prefixes stock error middleware adds (`Internal error: `,
-    ///   `Invalid params: `, `Not found: `, `Permission denied: `, `Request timeout: `)
-    ///   and framework wrappers (`Error calling tool '<name>': `,
+    ///   `Invalid params: `, `Not found: `, `Permission denied: `, `Request timeout: `),
+    ///   the TypeScript SDK's `MCP error <code>: `, and framework wrappers
+    ///   (`Error calling tool '<name>': `,
     ///   `Error reading resource '<uri>': `), however nested;
     /// - the family is the one those prefixes name, else the code's (`-32602` invalid
     ///   parameters, `-32001`/`-32002` not found, anything else internal);
@@ -534,6 +547,19 @@ mod tests {
             error.message,
             "1 validation error for resources/read\nuri\n  Missing required argument [type=missing_argument]"
         );
+    }
+
+    #[test]
+    fn strips_the_typescript_sdks_code_prefix() {
+        let error = ProtocolError::new(-32603, "MCP error -32603: Pane not found: %99");
+        assert_eq!(
+            Failure::from_protocol_error(&error).message(),
+            "Pane not found: %99"
+        );
+        for kept in ["MCP error : x", "MCP error -: x", "MCP error 12 x"] {
+            let error = ProtocolError::new(-32603, kept);
+            assert_eq!(Failure::from_protocol_error(&error).message(), kept);
+        }
     }
 
     #[test]
