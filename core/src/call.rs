@@ -24,7 +24,8 @@ use crate::protocol_error::ProtocolError;
 use crate::result::ToolResult;
 use crate::validation::{Problem, RMCP_DESERIALIZE_PREFIX};
 
-/// The tools a server has, as its `tools/list` answers said: names and input schemas.
+/// The tools a server has, as its `tools/list` answers said: names, input schemas, and
+/// output schemas (which the limit keeps `structuredContent` valid against, L15).
 ///
 /// ```
 /// use backstop_core::call::ToolCatalog;
@@ -35,10 +36,18 @@ use crate::validation::{Problem, RMCP_DESERIALIZE_PREFIX};
 /// assert!(catalog.contains("takes_int"));
 /// let call = catalog.context("takes_int");
 /// assert_eq!(call.parameters.unwrap(), ["count"]);
+/// assert!(catalog.output_schema("takes_int").is_none());
 /// ```
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ToolCatalog {
-    tools: BTreeMap<String, Value>,
+    tools: BTreeMap<String, Schemas>,
+}
+
+/// What a `tools/list` entry says of one tool's arguments and output.
+#[derive(Debug, Clone, Default, PartialEq)]
+struct Schemas {
+    input: Value,
+    output: Option<Value>,
 }
 
 impl ToolCatalog {
@@ -67,8 +76,11 @@ impl ToolCatalog {
         let tools = result.get("tools").and_then(Value::as_array);
         for tool in tools.into_iter().flatten() {
             if let Some(name) = tool.get("name").and_then(Value::as_str) {
-                let schema = tool.get("inputSchema").cloned().unwrap_or(Value::Null);
-                self.tools.insert(name.to_owned(), schema);
+                let schemas = Schemas {
+                    input: tool.get("inputSchema").cloned().unwrap_or(Value::Null),
+                    output: tool.get("outputSchema").filter(|s| s.is_object()).cloned(),
+                };
+                self.tools.insert(name.to_owned(), schemas);
             }
         }
     }
@@ -81,7 +93,11 @@ impl ToolCatalog {
     /// assert!(catalog.contains("ping"));
     /// ```
     pub fn insert(&mut self, name: impl Into<String>, input_schema: &Value) {
-        self.tools.insert(name.into(), input_schema.clone());
+        let schemas = Schemas {
+            input: input_schema.clone(),
+            output: None,
+        };
+        self.tools.insert(name.into(), schemas);
     }
 
     /// Whether the catalog knows the tool.
@@ -101,7 +117,21 @@ impl ToolCatalog {
 
     /// The input schema of a tool, when known.
     pub fn input_schema(&self, name: &str) -> Option<&Value> {
-        self.tools.get(name)
+        self.tools.get(name).map(|s| &s.input)
+    }
+
+    /// The output schema a tool advertises, when known (L15).
+    ///
+    /// ```
+    /// use backstop_core::call::ToolCatalog;
+    /// let catalog = ToolCatalog::from_tools_list(&serde_json::json!({"tools": [
+    ///     {"name": "report", "inputSchema": {"type": "object"},
+    ///      "outputSchema": {"type": "object", "properties": {"log": {"type": "string"}}}}
+    /// ]}));
+    /// assert_eq!(catalog.output_schema("report").unwrap()["properties"]["log"]["type"], "string");
+    /// ```
+    pub fn output_schema(&self, name: &str) -> Option<&Value> {
+        self.tools.get(name)?.output.as_ref()
     }
 
     /// A call context for `tool` with its parameters from the input schema, when known.
@@ -256,7 +286,7 @@ pub fn shape_tool_call(
             None => (result, None),
         },
     };
-    let limited = limit.apply(&call.tool, result);
+    let limited = limit.apply_with_schema(&call.tool, result, catalog.output_schema(&call.tool));
     Shaped {
         response: Ok(limited.result),
         log,

@@ -29,6 +29,9 @@
 
 mod escape;
 mod joined;
+mod schema;
+mod serialization;
+mod structured;
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;
@@ -38,7 +41,9 @@ use serde_json::{Map, Value};
 use unicode_segmentation::{GraphemeCursor, GraphemeIncomplete};
 
 use crate::result::{Content, ToolResult};
+use crate::wire::Weights;
 use joined::Joined;
+pub use structured::{RESULT_TOO_LARGE, RESULT_TOO_LARGE_SUGGESTION, StructuredCut};
 
 /// The default cap: 1,000,000 bytes of wire size (SPEC L2).
 pub const DEFAULT_MAX_BYTES: usize = 1_000_000;
@@ -131,6 +136,9 @@ pub struct Truncation {
     /// How much of the result's `_meta` could be kept.
     #[serde(skip)]
     pub meta: MetaKept,
+    /// The cuts inside `structuredContent` (L15), each with its JSON pointer.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub structured: Vec<StructuredCut>,
 }
 
 /// How much of a truncated result's `_meta` survived (SPEC L6).
@@ -253,7 +261,9 @@ impl Limit {
 
     /// Limit the result of a call of `tool`: unchanged when the limit does not apply to
     /// the tool, when the result is not complete (input-required, task), or when it is
-    /// at or under the cap (L1, L2); else cut (L3–L12).
+    /// at or under the cap (L1, L2); else cut (L3–L12, and L15 b for
+    /// `structuredContent`). A tool that advertises an `outputSchema` is limited with
+    /// [`apply_with_schema`](Self::apply_with_schema).
     ///
     /// ```
     /// use backstop_core::{Limit, ToolResult};
@@ -263,13 +273,51 @@ impl Limit {
     /// assert!(limit.apply("big", output).truncation.is_some());
     /// ```
     pub fn apply(&self, tool: &str, result: ToolResult) -> Limited {
+        self.apply_with_schema(tool, result, None)
+    }
+
+    /// [`apply`](Self::apply) for a tool whose `tools/list` entry advertises
+    /// `output_schema`: a cut keeps `structuredContent` valid against it (L15 a), or
+    /// becomes a `ResultTooLarge` error result where no cut can (L15 c).
+    ///
+    /// ```
+    /// use backstop_core::{Limit, ToolResult};
+    /// use serde_json::json;
+    /// let schema = json!({"type": "object", "required": ["id", "log"], "properties": {
+    ///     "id": {"type": "string", "pattern": "^[a-z]+$"}, "log": {"type": "string"}}});
+    /// let value = json!({"id": "build", "log": "step\n".repeat(10_000)});
+    /// let result = ToolResult {
+    ///     content: vec![backstop_core::Content::text(value.to_string())],
+    ///     structured_content: Some(value),
+    ///     ..ToolResult::default()
+    /// };
+    /// let limited = Limit::new(2_000).unwrap().apply_with_schema("build", result, Some(&schema));
+    /// let cut = limited.result.structured_content.as_ref().unwrap();
+    /// assert_eq!(cut["id"], "build"); // a pattern forbids cutting it
+    /// assert!(cut["log"].as_str().unwrap().ends_with("step\n"));
+    /// // The text block is the serialization of the cut value.
+    /// assert_eq!(limited.result.content[0].as_text().unwrap(), cut.to_string());
+    /// assert!(serde_json::to_vec(&limited.result).unwrap().len() <= 2_000);
+    /// ```
+    pub fn apply_with_schema(
+        &self,
+        tool: &str,
+        result: ToolResult,
+        output_schema: Option<&Value>,
+    ) -> Limited {
         if !self.applies_to(tool) {
             return Limited {
                 result,
                 truncation: None,
             };
         }
-        self.apply_to_result(result)
+        match self.truncate_with_schema(&result, output_schema) {
+            Some(limited) => limited,
+            None => Limited {
+                result,
+                truncation: None,
+            },
+        }
     }
 
     /// Limit a result whatever tool it came from; see [`apply`](Self::apply).
@@ -303,8 +351,33 @@ impl Limit {
     /// assert!(Limit::default().truncate(&ToolResult::text("ok")).is_none());
     /// ```
     pub fn truncate(&self, result: &ToolResult) -> Option<Limited> {
+        self.truncate_with_schema(result, None)
+    }
+
+    /// [`truncate`](Self::truncate) for a tool that advertises `output_schema` (L15).
+    ///
+    /// ```
+    /// use backstop_core::{Limit, ToolResult};
+    /// let mut result = ToolResult::default();
+    /// result.structured_content = Some(serde_json::json!({"state": "x".repeat(5000)}));
+    /// let schema = serde_json::json!({"properties": {"state": {"enum": ["x"]}}});
+    /// let limited = Limit::new(1000).unwrap().truncate_with_schema(&result, Some(&schema)).unwrap();
+    /// // No cut can satisfy the schema: an error result that says so (L15 c).
+    /// assert!(limited.result.is_error());
+    /// assert_eq!(limited.result.meta.unwrap()["error_type"], "ResultTooLarge");
+    /// ```
+    pub fn truncate_with_schema(
+        &self,
+        result: &ToolResult,
+        output_schema: Option<&Value>,
+    ) -> Option<Limited> {
         if !result.is_complete() || result.wire_size_upto(self.max_bytes).is_some() {
             return None;
+        }
+        if let Some(structured) = &result.structured_content {
+            return Some(
+                structured::StructuredCutter::new(self, result, structured, output_schema).cut(),
+            );
         }
         let text_blocks = result.content.iter().filter_map(Content::as_text);
         let non_text = result
@@ -384,43 +457,13 @@ impl<'a> Cutter<'a> {
             original_bytes: self.joined.len(),
             dropped_blocks: self.non_text,
             meta,
+            structured: Vec::new(),
         }
     }
 
-    /// The `_meta` a cut result would carry, or `None` if it alone is over the cap.
+    /// The `_meta` a cut result would carry: see [`kept_meta`].
     fn kept_meta(&self, kept: MetaKept) -> Option<Map<String, Value>> {
-        let cap = self.limit.max_bytes;
-        let meta = self.source.meta.as_ref();
-        // Measure before copying: a `_meta` over the cap is never copied.
-        let fits = |v: &Value| crate::wire::value_size_upto(v, cap).is_some();
-        let mut out = match kept {
-            MetaKept::All => match meta {
-                Some(meta) => {
-                    crate::wire::Meter::new(cap).object(meta).ok()?;
-                    meta.clone()
-                }
-                None => Map::new(),
-            },
-            MetaKept::ErrorKeys => {
-                let meta = meta?;
-                if meta.keys().all(|k| ERROR_META_KEYS.contains(&k.as_str())) {
-                    return None; // Nothing to drop: the same as MetaKept::All.
-                }
-                let mut kept = Map::new();
-                for key in ERROR_META_KEYS {
-                    if let Some(value) = meta.get(key) {
-                        if !fits(value) {
-                            return None;
-                        }
-                        kept.insert(key.to_owned(), value.clone());
-                    }
-                }
-                kept
-            }
-            MetaKept::Nothing => return None,
-        };
-        out.remove(TRUNCATION_META_KEY);
-        Some(out)
+        kept_meta(self.source.meta.as_ref(), kept, self.limit.max_bytes)
     }
 
     /// The longest cut that fits with this much `_meta` kept, if any fits at all.
@@ -475,70 +518,126 @@ impl<'a> Cutter<'a> {
         }
     }
 
-    /// Where the kept tail starts: the smallest allowed cut position `p` with
-    /// `fits(p, escaped length of the tail from p)`.
-    ///
-    /// `budget` bounds the escaped length of any tail that can fit, so no allowed `p`
-    /// lies before the point where the budget runs out when walking back.
+    /// Where the kept tail starts: see [`find_cut`].
     fn find_cut(&self, budget: usize, fits: impl Fn(usize, usize) -> bool) -> Option<Cut<'a>> {
-        let joined = self.joined;
-        let end = joined.len();
-        let (lowest, escaped) = joined.tail_within(budget);
-        // The window the cut can land in, with enough before it to see escape sequences.
-        let window_start = joined.floor_char_boundary(lowest.saturating_sub(escape::LOOKBACK));
-        let window = joined.tail_from(window_start);
-        let mut boundaries = Boundaries::new(joined, &window, window_start);
+        find_cut(
+            self.joined,
+            self.limit.line_align,
+            Weights::LITERAL,
+            budget,
+            fits,
+        )
+    }
+}
 
-        // Walk forward over allowed positions, keeping the escaped tail length current.
-        let mut tail = Tail {
-            window: &window,
-            window_start,
-            pos: lowest,
-            escaped,
-        };
-        let mut pos = lowest;
-        let grapheme_cut = loop {
-            pos = boundaries.allowed_at_or_after(pos);
-            tail.advance_to(pos);
-            if fits(pos, tail.escaped) {
-                break pos;
+/// The `_meta` a cut result would carry with `kept` of the source's `meta`, without
+/// the truncation report, or `None` if it alone is over `cap` (L6).
+fn kept_meta(
+    meta: Option<&Map<String, Value>>,
+    kept: MetaKept,
+    cap: usize,
+) -> Option<Map<String, Value>> {
+    // Measure before copying: a `_meta` over the cap is never copied.
+    let fits = |v: &Value| crate::wire::value_size_upto(v, cap).is_some();
+    let mut out = match kept {
+        MetaKept::All => match meta {
+            Some(meta) => {
+                crate::wire::Meter::new(cap).object(meta).ok()?;
+                meta.clone()
             }
-            if pos == end {
-                return None;
+            None => Map::new(),
+        },
+        MetaKept::ErrorKeys => {
+            let meta = meta?;
+            if meta.keys().all(|k| ERROR_META_KEYS.contains(&k.as_str())) {
+                return None; // Nothing to drop: the same as MetaKept::All.
             }
-            pos = boundaries.next_grapheme(pos);
-        };
-        if !self.limit.line_align || grapheme_cut == 0 {
-            return Some(Cut {
-                start: grapheme_cut,
-                window_start,
-                window,
-            });
-        }
-        // L9: the next line start, if it is near the start of the kept window.
-        let reach = ((end - grapheme_cut) / 4).min(LINE_ALIGN_MAX_BYTES);
-        // Line breaks from the byte just before the grapheme cut, `reach` bytes on.
-        let first = grapheme_cut - 1 - window_start;
-        let near = &window.as_bytes()[first..=(first + reach).min(window.len() - 1)];
-        for (i, &byte) in near.iter().enumerate() {
-            if byte == b'\n' {
-                let line_start = window_start + first + i + 1;
-                tail.advance_to(line_start);
-                if fits(line_start, tail.escaped) {
-                    return Some(Cut {
-                        start: line_start,
-                        window_start,
-                        window,
-                    });
+            let mut kept = Map::new();
+            for key in ERROR_META_KEYS {
+                if let Some(value) = meta.get(key) {
+                    if !fits(value) {
+                        return None;
+                    }
+                    kept.insert(key.to_owned(), value.clone());
                 }
             }
+            kept
         }
-        Some(Cut {
+        MetaKept::Nothing => return None,
+    };
+    out.remove(TRUNCATION_META_KEY);
+    Some(out)
+}
+
+/// Where the kept tail of `joined` starts: the smallest allowed cut position `p` with
+/// `fits(p, cost of the tail from p)`, costs counted with `weights` (L8–L10).
+///
+/// `budget` bounds the cost of any tail that can fit, so no allowed `p` lies before
+/// the point where the budget runs out when walking back.
+fn find_cut<'a>(
+    joined: &'a Joined<'a>,
+    line_align: bool,
+    weights: Weights,
+    budget: usize,
+    fits: impl Fn(usize, usize) -> bool,
+) -> Option<Cut<'a>> {
+    let end = joined.len();
+    let (lowest, escaped) = joined.tail_within(budget, weights);
+    // The window the cut can land in, with enough before it to see escape sequences.
+    let window_start = joined.floor_char_boundary(lowest.saturating_sub(escape::LOOKBACK));
+    let window = joined.tail_from(window_start);
+    let mut boundaries = Boundaries::new(joined, &window, window_start);
+
+    // Walk forward over allowed positions, keeping the escaped tail length current.
+    let mut tail = Tail {
+        weights,
+        window: &window,
+        window_start,
+        pos: lowest,
+        escaped,
+    };
+    let mut pos = lowest;
+    let grapheme_cut = loop {
+        pos = boundaries.allowed_at_or_after(pos);
+        tail.advance_to(pos);
+        if fits(pos, tail.escaped) {
+            break pos;
+        }
+        if pos == end {
+            return None;
+        }
+        pos = boundaries.next_grapheme(pos);
+    };
+    if !line_align || grapheme_cut == 0 {
+        return Some(Cut {
             start: grapheme_cut,
             window_start,
             window,
-        })
+        });
     }
+    // L9: the next line start, if it is near the start of the kept window.
+    let reach = ((end - grapheme_cut) / 4).min(LINE_ALIGN_MAX_BYTES);
+    // Line breaks from the byte just before the grapheme cut, `reach` bytes on.
+    let first = grapheme_cut - 1 - window_start;
+    let near = &window.as_bytes()[first..=(first + reach).min(window.len() - 1)];
+    for (i, &byte) in near.iter().enumerate() {
+        if byte == b'\n' {
+            let line_start = window_start + first + i + 1;
+            tail.advance_to(line_start);
+            if fits(line_start, tail.escaped) {
+                return Some(Cut {
+                    start: line_start,
+                    window_start,
+                    window,
+                });
+            }
+        }
+    }
+    Some(Cut {
+        start: grapheme_cut,
+        window_start,
+        window,
+    })
 }
 
 /// Where a cut starts, with the copied window of the joined text that holds its tail.
@@ -556,6 +655,7 @@ impl Cut<'_> {
 
 /// The escaped length of the joined text from a moving position to its end.
 struct Tail<'a> {
+    weights: Weights,
     window: &'a str,
     window_start: usize,
     pos: usize,
@@ -567,7 +667,7 @@ impl Tail<'_> {
         debug_assert!(pos >= self.pos);
         let from = self.pos - self.window_start;
         let to = pos - self.window_start;
-        self.escaped -= crate::wire::escaped_len(&self.window[from..to]);
+        self.escaped -= self.weights.of_bytes(&self.window.as_bytes()[from..to]);
         self.pos = pos;
     }
 }

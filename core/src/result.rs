@@ -172,7 +172,7 @@ impl Content {
         }
     }
 
-    fn measure(&self, meter: &mut Meter) -> Result<(), OverLimit> {
+    pub(crate) fn measure(&self, meter: &mut Meter) -> Result<(), OverLimit> {
         match self {
             Content::Text(block) => {
                 // {"text":…,"type":"text",…extra}

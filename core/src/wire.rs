@@ -38,20 +38,81 @@ const ESCAPED_LEN: [u8; 256] = {
 /// assert_eq!(escaped_len("é"), 2);             // raw UTF-8
 /// ```
 pub fn escaped_len(text: &str) -> usize {
-    escaped_len_of_bytes(text.as_bytes())
+    Weights::LITERAL.of_bytes(text.as_bytes())
 }
 
-/// [`escaped_len`] of a byte slice that is part of a UTF-8 string.
-pub(crate) fn escaped_len_of_bytes(bytes: &[u8]) -> usize {
-    bytes
-        .iter()
-        .map(|&b| usize::from(ESCAPED_LEN[usize::from(b)]))
-        .sum()
+/// What each byte of a string costs on the wire where the string is written.
+///
+/// A string inside a JSON value costs its escaped length ([`Weights::LITERAL`]). A
+/// string inside `structuredContent` whose serialization is also sent as a text block
+/// is written twice: once escaped in the value, and once escaped *again* inside the
+/// text block's string ([`Weights::LITERAL_AND_TEXT`]: `"` costs 2 + 4, `\n` 2 + 3).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Weights {
+    bytes: &'static [u8; 256],
+    /// The cost of one byte of JSON punctuation (`{`, `,`, a digit, …).
+    pub(crate) punctuation: usize,
+    /// The cost of a string literal's two quotes (in the text, each is `\"`).
+    pub(crate) quotes: usize,
 }
 
-/// The escaped length of one byte (see [`escaped_len`]).
-pub(crate) fn escaped_len_of_byte(byte: u8) -> usize {
-    usize::from(ESCAPED_LEN[usize::from(byte)])
+/// [`ESCAPED_LEN`] plus the escaped length of each byte's escape sequence.
+const LITERAL_AND_TEXT_LEN: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let once = ESCAPED_LEN[b];
+        // The escape of `b` is itself escaped: `\` costs 2, then `"`/`\\` 2 more, `n` 1,
+        // `u001b` 5; a byte that needs no escape costs its own weight again.
+        let twice = match once {
+            1 => ESCAPED_LEN[b],
+            2 if b == b'"' as usize || b == b'\\' as usize => 4,
+            2 => 3,
+            _ => 7,
+        };
+        table[b] = once + twice;
+        b += 1;
+    }
+    table
+};
+
+impl Weights {
+    /// Written once, inside a JSON string literal.
+    pub(crate) const LITERAL: Weights = Weights {
+        bytes: &ESCAPED_LEN,
+        punctuation: 1,
+        quotes: 2,
+    };
+
+    /// Written in a JSON value and again in the JSON text of that value, as a string.
+    pub(crate) const LITERAL_AND_TEXT: Weights = Weights {
+        bytes: &LITERAL_AND_TEXT_LEN,
+        punctuation: 2,
+        quotes: 6,
+    };
+
+    /// The cost of one byte of a string's contents.
+    pub(crate) fn of_byte(self, byte: u8) -> usize {
+        usize::from(self.bytes[usize::from(byte)])
+    }
+
+    /// The cost of a string's contents, quotes excluded.
+    pub(crate) fn of_bytes(self, bytes: &[u8]) -> usize {
+        bytes.iter().map(|&b| self.of_byte(b)).sum()
+    }
+
+    /// The cost of a string with its quotes, or `None` once it passes `limit` (read in
+    /// chunks, so at most one chunk past the limit is read).
+    pub(crate) fn string_upto(self, text: &str, limit: usize) -> Option<usize> {
+        let mut used = self.quotes;
+        for chunk in text.as_bytes().chunks(CHUNK) {
+            used += self.of_bytes(chunk);
+            if used > limit {
+                return None;
+            }
+        }
+        (used <= limit).then_some(used)
+    }
 }
 
 /// The wire size of a string literal: its escaped length plus the two quotes.
@@ -160,7 +221,7 @@ impl Meter {
     /// ```
     pub fn escaped(&mut self, text: &str) -> Result<(), OverLimit> {
         for chunk in text.as_bytes().chunks(CHUNK) {
-            self.add(escaped_len_of_bytes(chunk))?;
+            self.add(Weights::LITERAL.of_bytes(chunk))?;
         }
         Ok(())
     }
@@ -217,7 +278,7 @@ impl Meter {
 }
 
 /// The serialized length of a number, exactly as `serde_json` writes it.
-fn number_size(number: &serde_json::Number) -> usize {
+pub(crate) fn number_size(number: &serde_json::Number) -> usize {
     struct Count(usize);
     impl std::io::Write for Count {
         fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {

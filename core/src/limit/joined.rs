@@ -6,7 +6,7 @@
 
 use std::borrow::Cow;
 
-use crate::wire::escaped_len_of_bytes;
+use crate::wire::Weights;
 
 /// What stands between two text blocks in the joined text (SPEC L3).
 pub(crate) const SEPARATOR: &str = "\n\n";
@@ -42,18 +42,18 @@ impl<'a> Joined<'a> {
         self.len
     }
 
-    /// The smallest character boundary `p` such that the escaped length of the text
-    /// from `p` to the end is at most `budget`, with that escaped length.
+    /// The smallest character boundary `p` such that the cost of the text from `p` to
+    /// the end (its escaped length, under `weights`) is at most `budget`, with that cost.
     ///
     /// Reads the text backwards from the end and stops where the budget runs out.
-    pub(crate) fn tail_within(&self, budget: usize) -> (usize, usize) {
+    pub(crate) fn tail_within(&self, budget: usize, weights: Weights) -> (usize, usize) {
         let mut used = 0;
         for &(start, piece) in self.pieces.iter().rev() {
             let bytes = piece.as_bytes();
             let mut end = bytes.len();
             while end > 0 {
                 let from = end.saturating_sub(CHUNK);
-                let cost = escaped_len_of_bytes(&bytes[from..end]);
+                let cost = weights.of_bytes(&bytes[from..end]);
                 if used + cost <= budget {
                     used += cost;
                     end = from;
@@ -61,17 +61,16 @@ impl<'a> Joined<'a> {
                 }
                 // The budget runs out inside this chunk: go byte by byte.
                 while end > from {
-                    let cost = crate::wire::escaped_len_of_byte(bytes[end - 1]);
+                    let cost = weights.of_byte(bytes[end - 1]);
                     if used + cost > budget {
                         break;
                     }
                     used += cost;
                     end -= 1;
                 }
-                // Never start inside a UTF-8 sequence: give back its continuation bytes
-                // (each of which counted one byte).
+                // Never start inside a UTF-8 sequence: give back its continuation bytes.
                 while !piece.is_char_boundary(end) {
-                    used -= 1;
+                    used -= weights.of_byte(bytes[end]);
                     end += 1;
                 }
                 return (start + end, used);
@@ -144,7 +143,7 @@ mod tests {
         let real = texts.join(SEPARATOR);
         assert_eq!(joined.len(), real.len());
         for budget in 0..=escaped_len(&real) + 3 {
-            let (p, used) = joined.tail_within(budget);
+            let (p, used) = joined.tail_within(budget, Weights::LITERAL);
             assert!(real.is_char_boundary(p));
             assert_eq!(used, escaped_len(&real[p..]));
             assert!(used <= budget);

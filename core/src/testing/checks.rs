@@ -13,7 +13,8 @@ use unicode_segmentation::UnicodeSegmentation;
 use crate::error_result::{CallContext, error_result};
 use crate::failure::Failure;
 use crate::limit::{
-    ERROR_META_KEYS, LINE_ALIGN_MAX_BYTES, Limit, Limited, MetaKept, TRUNCATION_META_KEY,
+    ERROR_META_KEYS, LINE_ALIGN_MAX_BYTES, Limit, Limited, MetaKept, RESULT_TOO_LARGE,
+    StructuredCut, TRUNCATION_META_KEY,
 };
 use crate::log::LogRecord;
 use crate::result::{Content, ToolResult};
@@ -240,6 +241,9 @@ fn with_cut_at(limited: &Limited, joined: &str, p: usize) -> ToolResult {
 /// assert!(check_limit(&limit, &ToolResult::text("line\n".repeat(500))).is_ok());
 /// ```
 pub fn check_limit(limit: &Limit, input: &ToolResult) -> Result<Limited, Violation> {
+    if input.structured_content.is_some() {
+        return check_structured_limit(limit, input, None);
+    }
     let cap = limit.max_bytes();
     let limited = limit.apply_to_result(input.clone());
     if !input.is_complete() {
@@ -341,9 +345,6 @@ fn check_members(
         .count();
     ensure(truncation.dropped_blocks == non_text, "L12", || {
         "dropped_blocks".into()
-    })?;
-    ensure(result.structured_content.is_none(), "L7", || {
-        "structuredContent kept by a cut".into()
     })?;
     let mut in_meta = input.meta.clone().unwrap_or_default();
     in_meta.remove(TRUNCATION_META_KEY);
@@ -468,4 +469,193 @@ pub fn check_error_result(
         )?;
     }
     Ok(result)
+}
+
+/// Limit `input`, a result with `structuredContent`, for a tool that advertises
+/// `schema` (`None`: none), and check SPEC L15 and the rules it shares with L2–L12 on
+/// what comes out; returns the limited result.
+///
+/// Checks the cap (L4), unchanged under it (L2), idempotence (L11), and either
+/// L15 a/b — `structuredContent` kept (L7) with each string a suffix of the original
+/// and each array its last items, every change reported with its pointer (L12),
+/// `isError` (L5) and `_meta` (L6) kept, a serialization text block that is the
+/// serialization of the cut value — or L15 c: an `isError` `ResultTooLarge` result.
+/// Whether the cut value validates against `schema` is for a JSON Schema validator
+/// in the caller's tests.
+///
+/// ```
+/// use backstop_core::{Limit, ToolResult, testing::checks::check_structured_limit};
+/// let mut result = ToolResult::default();
+/// result.structured_content = Some(serde_json::json!({"log": "line\n".repeat(500)}));
+/// let limited = check_structured_limit(&Limit::new(300).unwrap(), &result, None).unwrap();
+/// assert!(limited.result.structured_content.is_some());
+/// ```
+pub fn check_structured_limit(
+    limit: &Limit,
+    input: &ToolResult,
+    schema: Option<&Value>,
+) -> Result<Limited, Violation> {
+    let cap = limit.max_bytes();
+    let limited = limit.apply_with_schema("tool", input.clone(), schema);
+    let result = &limited.result;
+    let size = wire_size(result);
+    ensure(size <= cap, "L4", || format!("{size} bytes > cap {cap}"))?;
+    if wire_size(input) <= cap || !input.is_complete() {
+        return ensure(
+            result == input && limited.truncation.is_none(),
+            "L2",
+            || "a result under the cap (or not complete) is returned unchanged".into(),
+        )
+        .map(|()| limited);
+    }
+    let twice = limit.apply_with_schema("tool", result.clone(), schema);
+    ensure(
+        &twice.result == result && twice.truncation.is_none(),
+        "L11",
+        || "limiting a limited result changed it".into(),
+    )?;
+    let truncation = limited
+        .truncation
+        .clone()
+        .ok_or_else(|| Violation::new("L4", "a result over the cap was not cut"))?;
+    let meta = result.meta.clone().unwrap_or_default();
+    let too_large = meta.get("error_type").and_then(Value::as_str) == Some(RESULT_TOO_LARGE)
+        && input.meta.as_ref().and_then(|m| m.get("error_type")) != meta.get("error_type");
+    if too_large || truncation.meta == MetaKept::Nothing {
+        return ensure(
+            result.is_error() && result.structured_content.is_none(),
+            "L15",
+            || "(c) a result that cannot be cut to its schema is an isError result".into(),
+        )
+        .map(|()| limited);
+    }
+    ensure(result.is_error == input.is_error, "L5", || {
+        format!("isError {:?} became {:?}", input.is_error, result.is_error)
+    })?;
+    let (Some(before), Some(after)) = (&input.structured_content, &result.structured_content)
+    else {
+        return Err(Violation::new("L7", "structuredContent dropped by a cut"));
+    };
+    let mut changes = Vec::new();
+    cut_of(before, after, &mut String::new(), &mut changes)?;
+    let mut reported = truncation.structured.clone();
+    reported.sort_by(|a, b| a.pointer.cmp(&b.pointer));
+    changes.sort_by(|a, b| a.pointer.cmp(&b.pointer));
+    ensure(reported == changes, "L15", || {
+        format!("reported cuts {reported:?}, actual changes {changes:?}")
+    })?;
+    let in_meta = meta.get(TRUNCATION_META_KEY).cloned();
+    let report_cuts = in_meta.as_ref().and_then(|r| r.get("structured")).cloned();
+    let expected =
+        (!changes.is_empty()).then(|| serde_json::to_value(&changes).unwrap_or_default());
+    let mut report_cuts = report_cuts.map(|v| {
+        let mut v: Vec<Value> = v.as_array().cloned().unwrap_or_default();
+        v.sort_by(|a, b| a["pointer"].as_str().cmp(&b["pointer"].as_str()));
+        Value::Array(v)
+    });
+    if expected.is_none()
+        && report_cuts
+            .as_ref()
+            .is_some_and(|v| v.as_array().is_some_and(Vec::is_empty))
+    {
+        report_cuts = None;
+    }
+    ensure(report_cuts == expected, "L12", || {
+        format!("_meta report {in_meta:?}")
+    })?;
+    let mut rest = meta;
+    rest.remove(TRUNCATION_META_KEY);
+    let mut in_rest = input.meta.clone().unwrap_or_default();
+    in_rest.remove(TRUNCATION_META_KEY);
+    if truncation.meta == MetaKept::All {
+        ensure(rest == in_rest, "L6", || "all of _meta is kept".into())?;
+    } else {
+        in_rest.retain(|k, _| ERROR_META_KEYS.contains(&k.as_str()));
+        ensure(rest == in_rest, "L6", || {
+            "only the E3–E5 keys survive".into()
+        })?;
+    }
+    ensure(
+        result.result_type == input.result_type && result.extra == input.extra,
+        "L7",
+        || "resultType and unknown members are kept".into(),
+    )?;
+    let serialized = |r: &ToolResult, v: &Value| {
+        r.content
+            .iter()
+            .filter_map(Content::as_text)
+            .any(|t| serde_json::from_str::<Value>(t).is_ok_and(|parsed| &parsed == v))
+    };
+    if serialized(input, before) {
+        ensure(serialized(result, after), "L15", || {
+            "the serialization text block is the serialization of the cut value".into()
+        })?;
+    }
+    Ok(limited)
+}
+
+/// Check that `after` is a cut of `before` (strings keep a tail, arrays their last
+/// items, everything else as it was), collecting each change as the cut it is.
+fn cut_of(
+    before: &Value,
+    after: &Value,
+    pointer: &mut String,
+    changes: &mut Vec<StructuredCut>,
+) -> Result<(), Violation> {
+    let at = pointer.clone();
+    match (before, after) {
+        (Value::String(b), Value::String(a)) => {
+            ensure(b.ends_with(a.as_str()), "L15", || {
+                format!("{at}: the cut string is not a suffix of the original")
+            })?;
+            let dropped = b.len() - a.len();
+            ensure(
+                allowed_cuts(b).binary_search(&dropped).is_ok(),
+                "L8",
+                || format!("{at}: cut at {dropped}"),
+            )?;
+            if dropped > 0 {
+                changes.push(StructuredCut {
+                    pointer: at,
+                    dropped_bytes: Some(dropped),
+                    dropped_items: None,
+                });
+            }
+            Ok(())
+        }
+        (Value::Array(b), Value::Array(a)) => {
+            ensure(a.len() <= b.len(), "L15", || format!("{at}: an array grew"))?;
+            let dropped = b.len() - a.len();
+            for (i, (b, a)) in b[dropped..].iter().zip(a).enumerate() {
+                let len = pointer.len();
+                pointer.push_str(&format!("/{}", dropped + i));
+                cut_of(b, a, pointer, changes)?;
+                pointer.truncate(len);
+            }
+            if dropped > 0 {
+                changes.push(StructuredCut {
+                    pointer: at,
+                    dropped_bytes: None,
+                    dropped_items: Some(dropped),
+                });
+            }
+            Ok(())
+        }
+        (Value::Object(b), Value::Object(a)) => {
+            ensure(
+                b.len() == a.len() && b.keys().all(|k| a.contains_key(k)),
+                "L15",
+                || format!("{at}: members added or removed"),
+            )?;
+            for (key, b) in b {
+                let len = pointer.len();
+                pointer.push('/');
+                pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                cut_of(b, &a[key], pointer, changes)?;
+                pointer.truncate(len);
+            }
+            Ok(())
+        }
+        (b, a) => ensure(b == a, "L15", || format!("{at}: {b} became {a}")),
+    }
 }
