@@ -31,7 +31,8 @@ async def run(calls, command):
     server = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
     answers = []
     async with stdio_client(server) as (read, write):
-        async with ClientSession(read, write) as session:
+        # A bound, not a measurement: a server that never answers fails the call.
+        async with ClientSession(read, write, read_timeout_seconds=120) as session:
             await session.initialize()
             tools = [as_wire(tool) for tool in (await session.list_tools()).tools]
             for call in calls:
