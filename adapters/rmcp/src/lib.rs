@@ -33,6 +33,7 @@
 
 mod catalog;
 mod convert;
+mod delegate;
 mod report;
 mod tool_call;
 mod tool_error;

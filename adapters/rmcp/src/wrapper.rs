@@ -9,11 +9,12 @@ use std::sync::Arc;
 use backstop_core::request_error::shape_request_error;
 use backstop_core::{ClientInfo, Limit, LogRecord, Revision, Session};
 use rmcp::model::*;
-use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
+use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use crate::catalog::CatalogCache;
 use crate::convert::{session_of, to_error_data, to_protocol_error};
+use crate::delegate::{delegate_notifications, delegate_plain, delegate_requests};
 use crate::report::{FailureCounts, Reporter};
 
 /// Any rmcp `ServerHandler`, with backstop in front of it: tool failures become
@@ -257,13 +258,54 @@ fn initialize_session(request: &InitializeRequestParams) -> Session {
 }
 
 impl<S: ServerHandler> ServerHandler for Backstop<S> {
-    async fn ping(&self, context: RequestContext<RoleServer>) -> Result<(), ErrorData> {
-        let session = session_of(&context);
-        self.inner
-            .ping(context)
-            .await
-            .map_err(|e| self.map_error(e, "ping", &session, None))
+    delegate_requests! {
+        ping() -> (), "ping";
+        discover() -> DiscoverResult, "server/discover";
+        complete(request: CompleteRequestParams) -> CompleteResult, "completion/complete";
+        #[allow(deprecated)]
+        set_level(request: SetLevelRequestParams) -> (), "logging/setLevel";
+        get_prompt(request: GetPromptRequestParams) -> GetPromptResponse, "prompts/get";
+        list_prompts(request: Option<PaginatedRequestParams>) -> ListPromptsResult, "prompts/list";
+        list_resources(request: Option<PaginatedRequestParams>) -> ListResourcesResult,
+            "resources/list";
+        list_resource_templates(request: Option<PaginatedRequestParams>)
+            -> ListResourceTemplatesResult, "resources/templates/list";
+        read_resource(request: ReadResourceRequestParams) -> ReadResourceResponse,
+            "resources/read", uri = request.uri.clone();
+        #[allow(deprecated)]
+        subscribe(request: SubscribeRequestParams) -> (),
+            "resources/subscribe", uri = request.uri.clone();
+        #[allow(deprecated)]
+        unsubscribe(request: UnsubscribeRequestParams) -> (),
+            "resources/unsubscribe", uri = request.uri.clone();
+        get_task(request: GetTaskParams) -> GetTaskResult, "tasks/get";
+        update_task(request: UpdateTaskParams) -> (), "tasks/update";
+        cancel_task(request: CancelTaskParams) -> (), "tasks/cancel";
+        list_skills(request: Option<PaginatedRequestParams>) -> ListSkillsResult, "skills/list";
+        get_skill(request: GetSkillRequestParams) -> GetSkillResult,
+            "skills/get", uri = request.uri.clone();
+        read_resource_directory(request: ReadResourceDirectoryRequestParams)
+            -> ReadResourceDirectoryResult, "resources/directory/read", uri = request.uri.clone();
     }
+
+    delegate_notifications! {
+        on_cancelled(notification: CancelledNotificationParam);
+        on_progress(notification: ProgressNotificationParam);
+        on_initialized();
+        on_roots_list_changed();
+        on_custom_notification(notification: CustomNotification);
+    }
+
+    delegate_plain! {
+        supported_protocol_versions() -> Cow<'static, [ProtocolVersion]>;
+        accepted_subscription_filter(requested: &SubscriptionFilter) -> Option<SubscriptionFilter>;
+        get_tool(name: &str) -> Option<Tool>;
+        get_info() -> ServerConfig;
+    }
+
+    // The methods that do more than delegate: the session of `initialize` comes from
+    // its request (R2), `listen` has its own context, the method of a custom request
+    // is the request's own, and tools are listed (the catalog) and called (E, V, L).
 
     async fn initialize(
         &self,
@@ -286,114 +328,6 @@ impl<S: ServerHandler> ServerHandler for Backstop<S> {
             .map_err(|e| self.map_error(e, "initialize", &initialize_session(request), None))
     }
 
-    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
-        self.inner.supported_protocol_versions()
-    }
-
-    async fn discover(
-        &self,
-        context: RequestContext<RoleServer>,
-    ) -> Result<DiscoverResult, ErrorData> {
-        let session = session_of(&context);
-        self.inner
-            .discover(context)
-            .await
-            .map_err(|e| self.map_error(e, "server/discover", &session, None))
-    }
-
-    async fn complete(
-        &self,
-        request: CompleteRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CompleteResult, ErrorData> {
-        let session = session_of(&context);
-        self.inner
-            .complete(request, context)
-            .await
-            .map_err(|e| self.map_error(e, "completion/complete", &session, None))
-    }
-
-    #[allow(deprecated)]
-    async fn set_level(
-        &self,
-        request: SetLevelRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        let session = session_of(&context);
-        self.inner
-            .set_level(request, context)
-            .await
-            .map_err(|e| self.map_error(e, "logging/setLevel", &session, None))
-    }
-
-    async fn get_prompt(
-        &self,
-        request: GetPromptRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<GetPromptResponse, ErrorData> {
-        let session = session_of(&context);
-        self.inner
-            .get_prompt(request, context)
-            .await
-            .map_err(|e| self.map_error(e, "prompts/get", &session, None))
-    }
-
-    async fn list_prompts(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<ListPromptsResult, ErrorData> {
-        let session = session_of(&context);
-        self.inner
-            .list_prompts(request, context)
-            .await
-            .map_err(|e| self.map_error(e, "prompts/list", &session, None))
-    }
-
-    async fn list_resources(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<ListResourcesResult, ErrorData> {
-        let session = session_of(&context);
-        self.inner
-            .list_resources(request, context)
-            .await
-            .map_err(|e| self.map_error(e, "resources/list", &session, None))
-    }
-
-    async fn list_resource_templates(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        let session = session_of(&context);
-        self.inner
-            .list_resource_templates(request, context)
-            .await
-            .map_err(|e| self.map_error(e, "resources/templates/list", &session, None))
-    }
-
-    async fn read_resource(
-        &self,
-        request: ReadResourceRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<ReadResourceResponse, ErrorData> {
-        let session = session_of(&context);
-        let uri = request.uri.clone();
-        self.inner
-            .read_resource(request, context)
-            .await
-            .map_err(|e| self.map_error(e, "resources/read", &session, Some(&uri)))
-    }
-
-    fn accepted_subscription_filter(
-        &self,
-        requested: &SubscriptionFilter,
-    ) -> Option<SubscriptionFilter> {
-        self.inner.accepted_subscription_filter(requested)
-    }
-
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
         let session = session_of(context.request_context());
         self.inner
@@ -402,32 +336,17 @@ impl<S: ServerHandler> ServerHandler for Backstop<S> {
             .map_err(|e| self.map_error(e, "subscriptions/listen", &session, None))
     }
 
-    #[allow(deprecated)]
-    async fn subscribe(
+    async fn on_custom_request(
         &self,
-        request: SubscribeRequestParams,
+        request: CustomRequest,
         context: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
+    ) -> Result<CustomResult, ErrorData> {
         let session = session_of(&context);
-        let uri = request.uri.clone();
+        let method = request.method.clone();
         self.inner
-            .subscribe(request, context)
+            .on_custom_request(request, context)
             .await
-            .map_err(|e| self.map_error(e, "resources/subscribe", &session, Some(&uri)))
-    }
-
-    #[allow(deprecated)]
-    async fn unsubscribe(
-        &self,
-        request: UnsubscribeRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        let session = session_of(&context);
-        let uri = request.uri.clone();
-        self.inner
-            .unsubscribe(request, context)
-            .await
-            .map_err(|e| self.map_error(e, "resources/unsubscribe", &session, Some(&uri)))
+            .map_err(|e| self.map_error(e, &method, &session, None))
     }
 
     async fn call_tool(
@@ -454,134 +373,5 @@ impl<S: ServerHandler> ServerHandler for Backstop<S> {
             }
             Err(e) => Err(self.map_error(e, "tools/list", &session, None)),
         }
-    }
-
-    fn get_tool(&self, name: &str) -> Option<Tool> {
-        self.inner.get_tool(name)
-    }
-
-    async fn on_custom_request(
-        &self,
-        request: CustomRequest,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CustomResult, ErrorData> {
-        let session = session_of(&context);
-        let method = request.method.clone();
-        self.inner
-            .on_custom_request(request, context)
-            .await
-            .map_err(|e| self.map_error(e, &method, &session, None))
-    }
-
-    async fn on_cancelled(
-        &self,
-        notification: CancelledNotificationParam,
-        context: NotificationContext<RoleServer>,
-    ) {
-        self.inner.on_cancelled(notification, context).await
-    }
-
-    async fn on_progress(
-        &self,
-        notification: ProgressNotificationParam,
-        context: NotificationContext<RoleServer>,
-    ) {
-        self.inner.on_progress(notification, context).await
-    }
-
-    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        self.inner.on_initialized(context).await
-    }
-
-    async fn on_roots_list_changed(&self, context: NotificationContext<RoleServer>) {
-        self.inner.on_roots_list_changed(context).await
-    }
-
-    async fn on_custom_notification(
-        &self,
-        notification: CustomNotification,
-        context: NotificationContext<RoleServer>,
-    ) {
-        self.inner
-            .on_custom_notification(notification, context)
-            .await
-    }
-
-    fn get_info(&self) -> ServerConfig {
-        self.inner.get_info()
-    }
-
-    async fn get_task(
-        &self,
-        request: GetTaskParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<GetTaskResult, ErrorData> {
-        let session = session_of(&context);
-        self.inner
-            .get_task(request, context)
-            .await
-            .map_err(|e| self.map_error(e, "tasks/get", &session, None))
-    }
-
-    async fn update_task(
-        &self,
-        request: UpdateTaskParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        let session = session_of(&context);
-        self.inner
-            .update_task(request, context)
-            .await
-            .map_err(|e| self.map_error(e, "tasks/update", &session, None))
-    }
-
-    async fn cancel_task(
-        &self,
-        request: CancelTaskParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        let session = session_of(&context);
-        self.inner
-            .cancel_task(request, context)
-            .await
-            .map_err(|e| self.map_error(e, "tasks/cancel", &session, None))
-    }
-
-    async fn list_skills(
-        &self,
-        request: Option<PaginatedRequestParams>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<ListSkillsResult, ErrorData> {
-        let session = session_of(&context);
-        self.inner
-            .list_skills(request, context)
-            .await
-            .map_err(|e| self.map_error(e, "skills/list", &session, None))
-    }
-
-    async fn get_skill(
-        &self,
-        request: GetSkillRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<GetSkillResult, ErrorData> {
-        let session = session_of(&context);
-        let uri = request.uri.clone();
-        self.inner
-            .get_skill(request, context)
-            .await
-            .map_err(|e| self.map_error(e, "skills/get", &session, Some(&uri)))
-    }
-
-    async fn read_resource_directory(
-        &self,
-        request: ReadResourceDirectoryRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<ReadResourceDirectoryResult, ErrorData> {
-        let session = session_of(&context);
-        let uri = request.uri.clone();
-        self.inner
-            .read_resource_directory(request, context)
-            .await
-            .map_err(|e| self.map_error(e, "resources/directory/read", &session, Some(&uri)))
     }
 }

@@ -1,30 +1,10 @@
 //! The `demo` example runs, and shows the difference it claims to show.
 
-use std::path::PathBuf;
-
-/// The example's binary, next to the test binaries' `deps` directory; built when it
-/// is not there (a filtered test run).
-fn example_binary(name: &str) -> PathBuf {
-    let file = format!("{name}{}", std::env::consts::EXE_SUFFIX);
-    let deps = std::env::current_exe().expect("the test binary's path");
-    let profile = deps
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("target/<profile>/deps");
-    let binary = profile.join("examples").join(file);
-    if !binary.exists() {
-        let status = std::process::Command::new(env!("CARGO"))
-            .args(["build", "-p", "backstop-rmcp", "--example", name])
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "building the example failed");
-    }
-    binary
-}
+mod support;
 
 #[test]
 fn the_demo_shows_both_sides() {
-    let output = std::process::Command::new(example_binary("demo"))
+    let output = std::process::Command::new(support::example_binary("demo"))
         .output()
         .expect("the demo runs");
     assert!(output.status.success(), "{output:?}");

@@ -18,31 +18,9 @@ use tokio::io::AsyncReadExt;
 /// `deps` directory; build it when it is not there (a filtered test run).
 fn example_binary() -> PathBuf {
     static BINARY: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    BINARY.get_or_init(find_or_build).clone()
-}
-
-fn find_or_build() -> PathBuf {
-    let name = format!("scrollback_server{}", std::env::consts::EXE_SUFFIX);
-    let deps = std::env::current_exe().expect("the test binary's path");
-    let profile = deps
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("target/<profile>/deps");
-    let binary = profile.join("examples").join(&name);
-    if !binary.exists() {
-        let status = std::process::Command::new(env!("CARGO"))
-            .args([
-                "build",
-                "-p",
-                "backstop-rmcp",
-                "--example",
-                "scrollback_server",
-            ])
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "building the example failed");
-    }
-    binary
+    BINARY
+        .get_or_init(|| support::example_binary("scrollback_server"))
+        .clone()
 }
 
 /// A client connected to a fresh child, and the child's stderr.

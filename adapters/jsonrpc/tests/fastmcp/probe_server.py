@@ -9,6 +9,7 @@ import sys
 
 from fastmcp import FastMCP
 from fastmcp.exceptions import ToolError
+from pydantic import BaseModel
 
 mcp = FastMCP("probe")
 
@@ -34,6 +35,21 @@ def fail(message: str) -> str:
 def big(lines: int) -> str:
     """Print many lines, then a prompt."""
     return "line of output\n" * lines + "PROMPT $"
+
+
+class BuildReport(BaseModel):
+    """The structured result of `structured_log`: its schema is the tool's outputSchema."""
+
+    summary: str
+    lines: int
+    log: str
+
+
+@mcp.tool
+def structured_log(lines: int) -> BuildReport:
+    """A build report whose log has `lines` lines, its last `BUILD DONE`."""
+    log = "".join(f"log line {n} of the build\n" for n in range(1, lines + 1)) + "BUILD DONE"
+    return BuildReport(summary="build finished: 0 errors", lines=lines, log=log)
 
 
 @mcp.resource("probe://present")

@@ -114,3 +114,26 @@ pub async fn read(client: &Client, uri: &str) -> Value {
 pub fn wire_size(value: &Value) -> usize {
     serde_json::to_vec(value).map_or(0, |bytes| bytes.len())
 }
+
+/// The binary of this crate's example `name`, built (or found up to date) by cargo
+/// first: a filtered test run (`--test …`) does not build the examples, and one
+/// built before a change to the core would test the old core.
+pub fn example_binary(name: &str) -> std::path::PathBuf {
+    let file = format!("{name}{}", std::env::consts::EXE_SUFFIX);
+    let deps = std::env::current_exe().expect("the test binary's path");
+    let profile = deps
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("target/<profile>/deps");
+    let cargo_profile = match profile.file_name().and_then(|dir| dir.to_str()) {
+        Some("debug") | None => "dev",
+        Some(other) => other,
+    };
+    let status = std::process::Command::new(env!("CARGO"))
+        .args(["build", "--quiet", "-p", "backstop-rmcp", "--example", name])
+        .args(["--profile", cargo_profile])
+        .status()
+        .expect("cargo runs");
+    assert!(status.success(), "building the example {name} failed");
+    profile.join("examples").join(file)
+}
