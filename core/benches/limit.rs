@@ -2,6 +2,10 @@
 //! `serde_json::to_vec` of the same results (what a limiter that serializes to measure
 //! would pay before it even starts cutting).
 //!
+//! The structured cut (SPEC L15) on a fastmcp-style result — `structuredContent` with
+//! one long string field and its serialization as the text block — of 1 MB and 100 MB,
+//! at the same cap.
+//!
 //! Run: `cargo bench -p backstop-core --bench limit`. The inputs are the same as those
 //! of `scripts/anchor_limiter_bench.py`, which times the reference implementation.
 
@@ -54,5 +58,42 @@ fn limit(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, limit);
+/// A result like fastmcp's for a pydantic return value: `structuredContent` with a
+/// long `log` field, and its compact serialization as the one text block.
+fn structured_report(size: usize) -> (ToolResult, serde_json::Value) {
+    let value = serde_json::json!({"summary": "build finished", "lines": size / 26, "log": scrollback(size)});
+    let schema = serde_json::json!({"type": "object", "required": ["summary", "lines", "log"],
+        "properties": {"summary": {"type": "string"}, "lines": {"type": "integer"}, "log": {"type": "string"}}});
+    let result = ToolResult {
+        content: vec![backstop_core::Content::text(value.to_string())],
+        structured_content: Some(value),
+        ..ToolResult::default()
+    };
+    (result, schema)
+}
+
+fn structured(c: &mut Criterion) {
+    let limit = Limit::default();
+    let mut group = c.benchmark_group("structured_1MB_cap");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500));
+    for (label, size) in [("1MB", 1_000_000), ("100MB", 100_000_000)] {
+        let (result, schema) = structured_report(size);
+        let cut = limit.truncate_with_schema(&result, Some(&schema));
+        assert!(
+            cut.is_some_and(|c| c.result.structured_content.is_some()),
+            "{label} is cut inside"
+        );
+        group.throughput(Throughput::Bytes(size as u64));
+        group.bench_with_input(
+            BenchmarkId::new("backstop_truncate", label),
+            &result,
+            |b, r| b.iter(|| limit.truncate_with_schema(black_box(r), Some(&schema))),
+        );
+    }
+    group.finish();
+}
+
+criterion_group!(benches, limit, structured);
 criterion_main!(benches);

@@ -26,7 +26,10 @@ pub mod wire;
 
 pub use error_result::{CallContext, error_result, unknown_tool};
 pub use failure::{Failure, Family, Level};
-pub use limit::{Limit, LimitError, Limited, MetaKept, Truncation};
+pub use limit::{
+    Limit, LimitError, Limited, MetaKept, RESULT_TOO_LARGE, RESULT_TOO_LARGE_SUGGESTION,
+    StructuredCut, Truncation,
+};
 pub use log::{ErrorCounts, LogRecord};
 pub use protocol_error::ProtocolError;
 pub use result::{Content, ModelError, TextContent, ToolResult};

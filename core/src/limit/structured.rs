@@ -37,7 +37,7 @@ use crate::wire::Weights;
 pub const RESULT_TOO_LARGE: &str = "ResultTooLarge";
 
 /// The suggestion of a result that could not be cut to fit its schema (L15 c).
-pub const RESULT_TOO_LARGE_SUGGESTION: &str = "The result is too large to return whole, and its structured output cannot be shortened within its output schema. Narrow the request (a smaller range, a filter, fewer items) and call the tool again.";
+pub const RESULT_TOO_LARGE_SUGGESTION: &str = "Too large to return within the output schema: narrow the request (a smaller range, a filter, fewer items).";
 
 /// One cut inside `structuredContent`, as reported in `_meta` (L15 a).
 ///
