@@ -432,6 +432,12 @@ impl Failure {
         self.protocol.as_deref()
     }
 
+    /// This failure with another message (the core's V3 redaction of a message).
+    pub(crate) fn with_message(mut self, message: String) -> Self {
+        self.message = message;
+        self
+    }
+
     /// Keep this protocol error as the one this failure already is (P2).
     pub(crate) fn carrying(mut self, error: ProtocolError) -> Self {
         self.protocol = Some(Box::new(error));
