@@ -468,6 +468,19 @@ mod tests {
             Failure::from_protocol_error(&error).message(),
             "Pane not found: %99"
         );
+        // The family follows the SDK's code when no prefix names one (E4).
+        let error = ProtocolError::new(-32603, "MCP error -32602: bad range");
+        let failure = Failure::from_protocol_error(&error);
+        assert_eq!(failure.family(), Family::InvalidParams);
+        assert!(failure.is_expected());
+        let error = ProtocolError::new(-32603, "Permission denied: MCP error -32602: no");
+        assert_eq!(
+            Failure::from_protocol_error(&error).family(),
+            Family::Permission
+        );
+        // The official Python SDK's wrapper goes too (E2).
+        let error = ProtocolError::new(-32603, "Error executing tool run: boom");
+        assert_eq!(Failure::from_protocol_error(&error).message(), "boom");
         for kept in ["MCP error : x", "MCP error -: x", "MCP error 12 x"] {
             let error = ProtocolError::new(-32603, kept);
             assert_eq!(Failure::from_protocol_error(&error).message(), kept);
