@@ -456,7 +456,7 @@ const ZOD_FORMATS: [&str; 45] = [
 /// Messages of zod's default locale (v3 and v4) whose variable parts come from the
 /// schema (bounds, allowed values, formats, patterns) — never from the input — kept
 /// as written, with the kind they say.
-const KEPT_MESSAGES: [(&str, &str); 25] = [
+const KEPT_MESSAGES: [(&str, &str); 26] = [
     ("Invalid option: expected one of ", "invalid_value"),
     ("Invalid input: expected ", "invalid_value"),
     ("Invalid literal value, expected ", "invalid_value"),
@@ -477,6 +477,10 @@ const KEPT_MESSAGES: [(&str, &str); 25] = [
     ("Date must be ", "invalid_size"),
     ("arguments contain more than the maximum of ", "too_big"),
     ("Invalid input", "invalid_value"),
+    (
+        "Invalid input: more than one option matched",
+        "invalid_union",
+    ),
     ("Invalid", "invalid_format"),
     ("Invalid date", "invalid_date"),
     ("Invalid function arguments", "invalid_arguments"),
@@ -583,11 +587,11 @@ fn kept_zod_message(message: &str) -> Option<ProblemKind> {
         return None; // a type mismatch zod_type_message could not read
     }
     KEPT_MESSAGES.iter().find_map(|&(start, kind)| {
-        let whole = !start.ends_with(' ');
-        let matches = if whole {
-            message == start || message == format!("{start}: more than one option matched")
-        } else {
+        // An entry ending in a space is a start; any other, a whole message.
+        let matches = if start.ends_with(' ') {
             message.len() > start.len() && message.starts_with(start)
+        } else {
+            message == start
         };
         matches.then(|| kept(size_kind(kind, message), message))
     })
