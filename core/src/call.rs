@@ -12,16 +12,18 @@
 //!
 //! The adapter only translates types and does the I/O; it never decides.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
 use crate::error_result::{CallContext, error_result, unknown_tool};
 use crate::failure::Failure;
+use crate::foreign_validation::redact_input_values;
 use crate::limit::{Limit, Truncation};
 use crate::log::LogRecord;
 use crate::protocol_error::ProtocolError;
-use crate::result::ToolResult;
+use crate::result::{Content, ToolResult};
 use crate::validation::{Problem, RMCP_DESERIALIZE_PREFIX};
 
 /// The tools a server has, as its `tools/list` answers said: names, input schemas, and
@@ -203,21 +205,64 @@ pub fn recognize_failure(result: &ToolResult) -> Option<Failure> {
     }
     let text = result.content.first()?.as_text()?;
     let problems = match crate::foreign_validation::recognize(text) {
-        Some(problems) => problems,
-        None => {
-            let detail = text.strip_prefix(RMCP_DESERIALIZE_PREFIX)?.trim_start();
-            let problem =
-                Problem::from_serde_message(detail).unwrap_or_else(Problem::invalid_arguments);
+        Some(problems) => Some(problems),
+        None => text.strip_prefix(RMCP_DESERIALIZE_PREFIX).map(|detail| {
+            let problem = Problem::from_serde_message(detail.trim_start())
+                .unwrap_or_else(Problem::invalid_arguments);
             vec![problem]
+        }),
+    };
+    let failure = match problems {
+        Some(problems) => Failure::validation(problems),
+        // The TypeScript SDK's own `MCP error <code>: <message>` result (one block, as
+        // it builds them): the message without its wrapping (E2), classified by the
+        // code as the JSON-RPC error it was (E3, E4).
+        None if result.content.len() == 1 => {
+            let code = crate::prefix::strip_prefixes(text).sdk_code?;
+            Failure::from_protocol_error(&ProtocolError::new(code, text))
         }
+        None => return None,
     };
     // J2: the result's own `_meta` keys are kept (E7; E3–E5 win when rendered).
     let own_meta = result.meta.iter().flatten();
-    Some(
-        own_meta.fold(Failure::validation(problems), |failure, (key, value)| {
-            failure.with_meta(key.clone(), value.clone())
-        }),
-    )
+    Some(own_meta.fold(failure, |failure, (key, value)| {
+        failure.with_meta(key.clone(), value.clone())
+    }))
+}
+
+/// V3's last line of defence (issue 12): an `isError` result forwarded as it is loses
+/// the `input_value=…`/`input_type=…` fragments of any pydantic text in it
+/// ([`redact_input_values`]). A result that had some is logged as the failure it is
+/// (G1, with the redacted message), which also tells the adapter it changed; one
+/// without passes untouched.
+fn redacted_error_result(
+    mut result: ToolResult,
+    call: &CallContext,
+) -> (ToolResult, Option<LogRecord>) {
+    if !result.is_error() {
+        return (result, None);
+    }
+    let mut changed = false;
+    for content in &mut result.content {
+        if let Content::Text(block) = content
+            && let Cow::Owned(redacted) = redact_input_values(&block.text)
+        {
+            block.text = redacted;
+            changed = true;
+        }
+    }
+    if !changed {
+        return (result, None);
+    }
+    let message = result.content.iter().find_map(Content::as_text);
+    let mut failure = Failure::unexpected(message.unwrap_or_default());
+    if let Some(error_type) = result.meta.as_ref().and_then(|m| m.get("error_type"))
+        && let Some(error_type) = error_type.as_str()
+    {
+        failure = failure.with_error_type(error_type);
+    }
+    let log = LogRecord::for_call(&failure, call);
+    (result, Some(log))
 }
 
 /// V6, opt-in strict mode: a call that gives an argument the tool's schema does not
@@ -283,7 +328,7 @@ pub fn shape_tool_call(
         Outcome::Failure(failure) => convert(&failure, call),
         Outcome::Result(result) => match recognize_failure(&result) {
             Some(failure) => convert(&failure, call),
-            None => (result, None),
+            None => redacted_error_result(result, call),
         },
     };
     let limited = limit.apply_with_schema(&call.tool, result, catalog.output_schema(&call.tool));
@@ -295,6 +340,12 @@ pub fn shape_tool_call(
 }
 
 fn convert(failure: &Failure, call: &CallContext) -> (ToolResult, Option<LogRecord>) {
+    // V3's last line of defence, for a message that quotes pydantic text (issue 12).
+    let redacted = match redact_input_values(failure.message()) {
+        Cow::Owned(message) => Some(failure.clone().with_message(message)),
+        Cow::Borrowed(_) => None,
+    };
+    let failure = redacted.as_ref().unwrap_or(failure);
     (
         error_result(failure, call),
         Some(LogRecord::for_call(failure, call)),

@@ -8,7 +8,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::protocol_error::ProtocolError;
+use crate::jsonrpc_error::ProtocolError;
 use crate::validation::Problem;
 
 /// What kind of failure this is, for the protocol-error mapping of non-tool methods
@@ -420,31 +420,6 @@ impl Failure {
         self.validation
     }
 
-    /// A failure that already is a protocol error (P2): what it says is read as
-    /// [`Failure::from_protocol_error`] reads it (for a tool result), and the protocol
-    /// error itself is kept, so that [`ProtocolError::from_failure`] gives it back
-    /// unchanged — unless it reads as an argument-validation failure (rmcp's
-    /// `failed to deserialize parameters: …`), whose original text may quote a rejected
-    /// value (V3 wins over P2).
-    ///
-    /// ```
-    /// use backstop_core::{Failure, ProtocolError, Revision};
-    /// let error = ProtocolError::new(-32002, "Resource not found: x");
-    /// let failure = Failure::protocol(error.clone());
-    /// assert_eq!(failure.as_protocol_error(), Some(&error));
-    /// let mapped = ProtocolError::from_failure(&failure, "resources/read", Revision::NEWEST, Some("x"));
-    /// assert_eq!(mapped, error);
-    /// ```
-    pub fn protocol(error: ProtocolError) -> Self {
-        let failure = Self::from_protocol_error(&error);
-        if failure.is_validation() {
-            // Read as argument validation: the original may quote a rejected value (V3).
-            failure
-        } else {
-            failure.carrying(error)
-        }
-    }
-
     /// The protocol error this failure already is, if it is one (P2).
     ///
     /// ```
@@ -457,16 +432,15 @@ impl Failure {
         self.protocol.as_deref()
     }
 
+    /// This failure with another message (the core's V3 redaction of a message).
+    pub(crate) fn with_message(mut self, message: String) -> Self {
+        self.message = message;
+        self
+    }
+
     /// Keep this protocol error as the one this failure already is (P2).
     pub(crate) fn carrying(mut self, error: ProtocolError) -> Self {
         self.protocol = Some(Box::new(error));
         self
-    }
-}
-
-impl From<ProtocolError> for Failure {
-    /// See [`Failure::protocol`].
-    fn from(error: ProtocolError) -> Self {
-        Failure::protocol(error)
     }
 }

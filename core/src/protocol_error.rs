@@ -14,39 +14,14 @@
 //!   prefixes stock error middleware adds, and keep the error itself so that it passes
 //!   unchanged where it stays a protocol error (P2).
 
-use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::failure::{Failure, Family, Level};
+use crate::foreign_validation::recognize;
+pub use crate::jsonrpc_error::{ProtocolError, code};
+use crate::prefix::strip_prefixes;
 use crate::session::Revision;
 use crate::validation::{Problem, RMCP_DESERIALIZE_PREFIX, render_problems};
-
-/// Well-known JSON-RPC error codes, and the ones SPEC P1/R3 use.
-///
-/// ```
-/// use backstop_core::protocol_error::code;
-/// assert_eq!(code::INVALID_PARAMS, -32602);
-/// assert_eq!(code::RESOURCE_NOT_FOUND, -32002);
-/// ```
-pub mod code {
-    /// Invalid JSON was received.
-    pub const PARSE_ERROR: i64 = -32700;
-    /// The JSON sent is not a valid request object.
-    pub const INVALID_REQUEST: i64 = -32600;
-    /// The method does not exist.
-    pub const METHOD_NOT_FOUND: i64 = -32601;
-    /// Invalid method parameters; also an unknown tool (E8) and, from 2026-07-28, a
-    /// resource not found (R3).
-    pub const INVALID_PARAMS: i64 = -32602;
-    /// Internal JSON-RPC error: a fault of the server (P1, "anything else").
-    pub const INTERNAL_ERROR: i64 = -32603;
-    /// Server error: permission denied and timeout (P1).
-    pub const SERVER_ERROR: i64 = -32000;
-    /// Not found, outside `resources/*` (P1).
-    pub const NOT_FOUND: i64 = -32001;
-    /// Resource not found, up to revision 2025-11-25 (R3).
-    pub const RESOURCE_NOT_FOUND: i64 = -32002;
-}
 
 /// The message prefix of a resource-not-found error (P1).
 pub const RESOURCE_NOT_FOUND_PREFIX: &str = "Resource not found: ";
@@ -55,68 +30,7 @@ pub const RESOURCE_NOT_FOUND_PREFIX: &str = "Resource not found: ";
 /// carries beyond `error_type`, `expected`, `suggestion` and `level`.
 pub const ENCODED_FAILURE_KEY: &str = "backstop/failure";
 
-/// The prefixes stock error middleware puts before a message, and the family each one
-/// says the failure is of.
-const TRANSFORM_PREFIXES: [(&str, Family); 5] = [
-    ("Internal error: ", Family::Internal),
-    ("Invalid params: ", Family::InvalidParams),
-    ("Not found: ", Family::NotFound),
-    ("Permission denied: ", Family::Permission),
-    ("Request timeout: ", Family::Timeout),
-];
-
-/// The wrappers frameworks put before a message: `Error calling tool '<name>': ` and
-/// `Error reading resource '<uri>': `.
-const WRAPPER_PREFIXES: [&str; 2] = ["Error calling tool '", "Error reading resource '"];
-
-/// A JSON-RPC error object: `{"code": …, "message": …, "data": …}`, `data` left out
-/// when there is none.
-///
-/// ```
-/// use backstop_core::ProtocolError;
-/// let error = ProtocolError::new(-32602, "Unknown tool: x");
-/// assert_eq!(serde_json::to_string(&error).unwrap(), r#"{"code":-32602,"message":"Unknown tool: x"}"#);
-/// let back: ProtocolError = serde_json::from_str(r#"{"code":-32002,"message":"m","data":{"uri":"u"}}"#).unwrap();
-/// assert_eq!(back.data.unwrap()["uri"], "u");
-/// ```
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
-#[error("{message} (JSON-RPC error {code})")]
-pub struct ProtocolError {
-    /// `code`.
-    pub code: i64,
-    /// `message`.
-    pub message: String,
-    /// `data`, when present.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data: Option<Value>,
-}
-
 impl ProtocolError {
-    /// An error without `data`.
-    ///
-    /// ```
-    /// let error = backstop_core::ProtocolError::new(-32603, "boom");
-    /// assert_eq!(error.to_string(), "boom (JSON-RPC error -32603)");
-    /// ```
-    pub fn new(code: i64, message: impl Into<String>) -> Self {
-        Self {
-            code,
-            message: message.into(),
-            data: None,
-        }
-    }
-
-    /// This error with `data`.
-    ///
-    /// ```
-    /// let error = backstop_core::ProtocolError::new(-32002, "m").with_data(serde_json::json!({"uri": "u"}));
-    /// assert!(error.data.is_some());
-    /// ```
-    pub fn with_data(mut self, data: Value) -> Self {
-        self.data = Some(data);
-        self
-    }
-
     /// The error the client gets when a request of `method` (not a tool call) fails
     /// (P1, P2, R3).
     ///
@@ -289,47 +203,32 @@ fn code_family(code: i64) -> Family {
     }
 }
 
-/// The message without the prefixes stock middleware and frameworks put before it,
-/// and the most specific family those prefixes named.
-/// The message without the TypeScript SDK's `MCP error <code>: ` prefix, if it has one.
-fn strip_sdk_code_prefix(message: &str) -> Option<&str> {
-    let digits = message.strip_prefix("MCP error ")?;
-    let digits = digits.strip_prefix('-').unwrap_or(digits);
-    let end = digits.find(|c: char| !c.is_ascii_digit())?;
-    (end > 0).then(|| digits[end..].strip_prefix(": "))?
-}
-
-pub(crate) fn strip_prefixes(message: &str) -> (&str, Option<Family>) {
-    let mut rest = message;
-    let mut family = None;
-    loop {
-        if let Some((tail, named)) = TRANSFORM_PREFIXES
-            .iter()
-            .find_map(|&(p, f)| rest.strip_prefix(p).map(|t| (t, f)))
-        {
-            rest = tail;
-            if named != Family::Internal || family.is_none() {
-                family = Some(named);
-            }
-            continue;
-        }
-        if let Some(tail) = strip_sdk_code_prefix(rest) {
-            rest = tail;
-            continue;
-        }
-        let wrapped = WRAPPER_PREFIXES.iter().find_map(|p| {
-            let inner = rest.strip_prefix(p)?;
-            inner.split_once("': ").map(|(_, tail)| tail)
-        });
-        match wrapped {
-            Some(tail) => rest = tail,
-            None => break,
+impl Failure {
+    /// A failure that already is a protocol error (P2): what it says is read as
+    /// [`Failure::from_protocol_error`] reads it (for a tool result), and the protocol
+    /// error itself is kept, so that [`ProtocolError::from_failure`] gives it back
+    /// unchanged — unless it reads as an argument-validation failure (rmcp's
+    /// `failed to deserialize parameters: …`), whose original text may quote a rejected
+    /// value (V3 wins over P2).
+    ///
+    /// ```
+    /// use backstop_core::{Failure, ProtocolError, Revision};
+    /// let error = ProtocolError::new(-32002, "Resource not found: x");
+    /// let failure = Failure::protocol(error.clone());
+    /// assert_eq!(failure.as_protocol_error(), Some(&error));
+    /// let mapped = ProtocolError::from_failure(&failure, "resources/read", Revision::NEWEST, Some("x"));
+    /// assert_eq!(mapped, error);
+    /// ```
+    pub fn protocol(error: ProtocolError) -> Self {
+        let failure = Self::from_protocol_error(&error);
+        if failure.is_validation() {
+            // Read as argument validation: the original may quote a rejected value (V3).
+            failure
+        } else {
+            failure.carrying(error)
         }
     }
-    (if rest.is_empty() { message } else { rest }, family)
-}
 
-impl Failure {
     /// The failure a JSON-RPC error says.
     ///
     /// An error made by [`ProtocolError::encode_failure`] is read back exactly. Any other
@@ -339,11 +238,13 @@ impl Failure {
     ///   present (`level` by name, see [`Level::parse`]);
     /// - the message loses the prefixes stock error middleware adds (`Internal error: `,
     ///   `Invalid params: `, `Not found: `, `Permission denied: `, `Request timeout: `),
-    ///   the TypeScript SDK's `MCP error <code>: `, and framework wrappers
-    ///   (`Error calling tool '<name>': `,
-    ///   `Error reading resource '<uri>': `), however nested;
-    /// - the family is the one those prefixes name, else the code's (`-32602` invalid
-    ///   parameters, `-32001`/`-32002` not found, anything else internal);
+    ///   the TypeScript SDK's `MCP error <code>: ` and `Input validation error: `, and
+    ///   framework wrappers (`Error calling tool '<name>': `, `Error executing tool
+    ///   <name>: `, `Error reading resource '<uri>': `), however nested — see
+    ///   [`strip_prefixes`];
+    /// - the family is the one those prefixes name, else that of the SDK's code in the
+    ///   message, else the error's code's (`-32602` invalid parameters, `-32001`/`-32002`
+    ///   not found, anything else internal);
     /// - without `data.expected`, invalid-parameter and permission failures are expected
     ///   (E4), others are not; without `data.error_type`, the code's name
     ///   (`InvalidParams`, `InternalError`, `ResourceNotFound`, …, else `ProtocolError`);
@@ -379,7 +280,11 @@ impl Failure {
 
         let (message, named_family) = match encoded {
             Some(_) => (error.message.as_str(), None),
-            None => strip_prefixes(&error.message),
+            None => {
+                let stripped = strip_prefixes(&error.message);
+                let sdk_family = stripped.sdk_code.map(code_family);
+                (stripped.rest, stripped.family.or(sdk_family))
+            }
         };
         let family = encoded
             .and_then(|e| e.get("family"))
@@ -398,7 +303,7 @@ impl Failure {
             None => {
                 let problem = Problem::from_serde_message(message);
                 // Frameworks' own validation texts (pydantic, zod): see foreign_validation.
-                let foreign = crate::foreign_validation::recognize(message);
+                let foreign = recognize(message);
                 if foreign.is_some() {
                     foreign
                 } else if message.starts_with(RMCP_DESERIALIZE_PREFIX) {
@@ -443,6 +348,13 @@ impl Failure {
             None if failure.is_validation() => failure,
             None => failure.carrying(error.clone()),
         }
+    }
+}
+
+impl From<ProtocolError> for Failure {
+    /// See [`Failure::protocol`].
+    fn from(error: ProtocolError) -> Self {
+        Failure::protocol(error)
     }
 }
 
@@ -556,53 +468,22 @@ mod tests {
             Failure::from_protocol_error(&error).message(),
             "Pane not found: %99"
         );
+        // The family follows the SDK's code when no prefix names one (E4).
+        let error = ProtocolError::new(-32603, "MCP error -32602: bad range");
+        let failure = Failure::from_protocol_error(&error);
+        assert_eq!(failure.family(), Family::InvalidParams);
+        assert!(failure.is_expected());
+        let error = ProtocolError::new(-32603, "Permission denied: MCP error -32602: no");
+        assert_eq!(
+            Failure::from_protocol_error(&error).family(),
+            Family::Permission
+        );
+        // The official Python SDK's wrapper goes too (E2).
+        let error = ProtocolError::new(-32603, "Error executing tool run: boom");
+        assert_eq!(Failure::from_protocol_error(&error).message(), "boom");
         for kept in ["MCP error : x", "MCP error -: x", "MCP error 12 x"] {
             let error = ProtocolError::new(-32603, kept);
             assert_eq!(Failure::from_protocol_error(&error).message(), kept);
-        }
-    }
-
-    #[test]
-    fn strips_stock_prefixes_however_nested() {
-        let cases = [
-            ("Internal error: boom", "boom", Some(Family::Internal)),
-            ("Error calling tool 'fail_unexpected': boom", "boom", None),
-            (
-                "Internal error: Error calling tool 'x': boom",
-                "boom",
-                Some(Family::Internal),
-            ),
-            (
-                "Error calling tool 'x': Permission denied: no",
-                "no",
-                Some(Family::Permission),
-            ),
-            (
-                "Internal error: Not found: gone",
-                "gone",
-                Some(Family::NotFound),
-            ),
-            ("Request timeout: slow", "slow", Some(Family::Timeout)),
-            ("Invalid params: bad", "bad", Some(Family::InvalidParams)),
-            (
-                "Internal error: Error reading resource 'probe://s/f': Path not allowed: f",
-                "Path not allowed: f",
-                Some(Family::Internal),
-            ),
-            (
-                "Internal error: ",
-                "Internal error: ",
-                Some(Family::Internal),
-            ),
-            (
-                "Error calling tool 'x' without colon",
-                "Error calling tool 'x' without colon",
-                None,
-            ),
-            ("plain", "plain", None),
-        ];
-        for (message, stripped, family) in cases {
-            assert_eq!(strip_prefixes(message), (stripped, family), "{message}");
         }
     }
 

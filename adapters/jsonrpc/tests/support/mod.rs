@@ -177,3 +177,108 @@ fn wait_with_timeout(child: &mut Child, timeout: Duration) -> ExitStatus {
         std::thread::sleep(Duration::from_millis(10));
     }
 }
+
+/// The workspace's `target/` directory, where `.ci/run` installs the pinned real MCP
+/// peers (`tests/peers/`): `node-peers/node_modules`, `fastmcp-venv`.
+pub fn peers_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target")
+}
+
+/// An executable of the pinned npm peers (`target/node-peers/node_modules/.bin/<bin>`),
+/// if it is installed and `node` runs.
+pub fn node_peer(bin: &str) -> Option<PathBuf> {
+    let path = peers_dir().join("node-peers/node_modules/.bin").join(bin);
+    let node = Command::new("node")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    (node && path.exists()).then_some(path)
+}
+
+/// The venv's python (`target/fastmcp-venv`, or `BACKSTOP_FASTMCP_PYTHON`), if it can
+/// import `module`.
+pub fn venv_python(module: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("BACKSTOP_FASTMCP_PYTHON").map_or_else(
+        || peers_dir().join("fastmcp-venv/bin/python"),
+        PathBuf::from,
+    );
+    let works = Command::new(&path)
+        .args(["-c", &format!("import {module}")])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    works.then_some(path)
+}
+
+/// A test's real peer is missing: fail under `CI=true` (CI installs every peer), else
+/// say why the test is skipped.
+pub fn peer_missing(test: &str, peer: &str) {
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "CI=true but {peer} is missing: .ci/run must install it"
+    );
+    println!("SKIPPED {test}: {peer} is not installed (run .ci/run, which installs tests/peers/)");
+}
+
+/// A stdio MCP session driven one request at a time: each request is written, and the
+/// lines are read up to the response with its id — notifications before it included.
+pub struct Session {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Session {
+    /// Run `command` (`program`, `args…`) with piped stdin/stdout, stderr discarded.
+    pub fn start(command: &[&str]) -> Session {
+        let mut child = Command::new(command[0])
+            .args(&command[1..])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{command:?}: {e}"));
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().unwrap());
+        Session {
+            child,
+            stdin,
+            stdout,
+        }
+    }
+
+    /// Send one line.
+    pub fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Send a request line, and read every line up to and including the response with
+    /// `id` (compared as JSON).
+    pub fn request(&mut self, line: &str, id: &Value) -> Vec<String> {
+        self.send(line);
+        let mut lines = Vec::new();
+        loop {
+            let mut line = String::new();
+            let n = self.stdout.read_line(&mut line).unwrap();
+            assert!(n > 0 && line.ends_with('\n'), "no answer to id {id}");
+            line.pop();
+            let message: Value =
+                serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {:.300}", line));
+            let answers = message.get("id") == Some(id) && message.get("method").is_none();
+            lines.push(line);
+            if answers {
+                return lines;
+            }
+        }
+    }
+
+    /// Close stdin and wait for the exit status.
+    pub fn finish(mut self) -> ExitStatus {
+        self.stdin.take();
+        wait_with_timeout(&mut self.child, Duration::from_secs(60))
+    }
+}
