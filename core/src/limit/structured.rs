@@ -590,17 +590,24 @@ impl<'a> StructuredCutter<'a> {
         let skeleton = self
             .assemble(&empty, texts, meta.clone(), kept)
             .wire_size_upto(cap)?;
-        let mut room = (cap - skeleton) + planner.punctuation(4);
+        let room = (cap - skeleton) + planner.punctuation(4);
         let whole_text = texts.whole_cost(cap);
         let least_text = if texts.other_blocks.is_empty() {
             0
         } else {
             header_cost(texts.other.len()).min(whole_text)
         };
+        let report_size = |cut: &Cut| {
+            serde_json::to_vec(&self.report(cut, texts, kept)).map_or(usize::MAX, |r| r.len())
+        };
+        let empty_report = report_size(&empty);
+        // What the value and the other text may cost: the room, less what the report
+        // of the cuts adds to the skeleton's (known once the cuts are made).
+        let mut parts = room;
         for _ in 0..8 {
             let shares = water_fill(
                 &[(root.min_cost(), root.cost()), (least_text, whole_text)],
-                room,
+                parts,
             )?;
             let mut fitter = Fitter {
                 planner,
@@ -608,33 +615,46 @@ impl<'a> StructuredCutter<'a> {
                 cuts: Vec::new(),
             };
             let (value, cost) = fitter.fit(root, shares[0])?;
-            let text = self.cut_other_text(texts, room - cost, whole_text)?;
+            let (text, text_cost) = self.cut_other_text(texts, parts - cost, whole_text)?;
             let cut = Cut {
                 value,
                 cuts: fitter.cuts,
                 text,
             };
-            let result = self.assemble(&cut, texts, meta.clone(), kept);
-            let size = result.wire_size();
-            if size <= cap {
-                return Some(Limited {
-                    result,
-                    truncation: Some(self.report(&cut, texts, kept)),
-                });
+            let used = cost + text_cost;
+            let report = report_size(&cut).saturating_sub(empty_report);
+            if used + report > room {
+                parts = room.checked_sub(report)?.min(used.checked_sub(1)?);
+                continue;
             }
-            room = room.checked_sub(size - cap)?;
+            let result = self.assemble(&cut, texts, meta.clone(), kept);
+            match result.wire_size_upto(cap) {
+                Some(_) => {
+                    return Some(Limited {
+                        result,
+                        truncation: Some(self.report(&cut, texts, kept)),
+                    });
+                }
+                // Not reached while the costs above are exact; if they are not, cut more.
+                None => parts = used.checked_sub(result.wire_size() - cap)?,
+            }
         }
         None
     }
 
     /// The other text, whole if it fits in `room`, else its L3 cut: one block with the
-    /// header line and the tail.
-    fn cut_other_text(&self, texts: &Texts<'_>, room: usize, whole: usize) -> Option<OtherText> {
+    /// header line and the tail; with what it costs.
+    fn cut_other_text(
+        &self,
+        texts: &Texts<'_>,
+        room: usize,
+        whole: usize,
+    ) -> Option<(OtherText, usize)> {
         if texts.other_blocks.is_empty() {
-            return Some(OtherText::Empty);
+            return Some((OtherText::Empty, 0));
         }
         if whole <= room {
-            return Some(OtherText::Whole);
+            return Some((OtherText::Whole, whole));
         }
         let cut = find_cut(
             &texts.other,
@@ -643,12 +663,16 @@ impl<'a> StructuredCutter<'a> {
             room,
             |p, cost| header_cost(p) + cost <= room,
         )?;
+        let cost = header_cost(cut.start) + crate::wire::escaped_len(cut.tail());
         let mut text = header(cut.start) + "\n";
         text.push_str(cut.tail());
-        Some(OtherText::Cut {
-            dropped: cut.start,
-            text,
-        })
+        Some((
+            OtherText::Cut {
+                dropped: cut.start,
+                text,
+            },
+            cost,
+        ))
     }
 
     fn report(&self, cut: &Cut, texts: &Texts<'_>, kept: MetaKept) -> Truncation {
