@@ -601,3 +601,131 @@ fn b1_a_result_that_is_not_one_passes_as_it_came() {
         assert_eq!(server(&mut shaper, &line), None, "{line:.80}");
     }
 }
+
+// ---- B4 ------------------------------------------------------------------------
+
+/// Ways a string literal's bytes can fail to be JSON that a lenient reader skims over:
+/// bytes that are not UTF-8 (a stray continuation byte, an overlong encoding, a
+/// surrogate encoded as UTF-8 — CESU-8 —, a sequence cut short, a code point above
+/// U+10FFFF) and `\u` escapes of UTF-16 surrogates that are not a high–low pair.
+const NOT_JSON_IN_A_STRING: &[&[u8]] = &[
+    b"\xff",
+    b"\x80",
+    b"\xc0\xaf",
+    b"\xe0\x80\xaf",
+    b"\xed\xa0\x80",
+    b"\xe2\x82",
+    b"\xf4\x90\x80\x80",
+    br"\ud800",
+    br"\udfff",
+    br"\udc00\ud800",
+    br"\ud83d\u0041",
+    br"\ud83dx",
+];
+
+/// A tools/call response over a 300-byte cap with `@` marking the places a string's
+/// bytes may be spoiled: the envelope's `jsonrpc`, a member the shaper skips, a result
+/// member it keeps, the text it cuts, and a content block's member.
+const OVER_THE_CAP: &str = r#"{"jsonrpc":"2.0@","id":1,"trace":"t@","result":{"_meta":{"k":"@"},"content":[{"type":"text","text":"@TEXT","annotations":{"a":"@"}}]}}"#;
+
+fn over_the_cap_spoiled(place: usize, bad: &[u8]) -> Vec<u8> {
+    let template =
+        OVER_THE_CAP.replace("TEXT", &"line of output\n".repeat(60).replace('\n', "\\n"));
+    let mut line = Vec::new();
+    for (n, part) in template.split('@').enumerate() {
+        if n > 0 && n == place {
+            line.extend_from_slice(bad);
+        }
+        line.extend_from_slice(part.as_bytes());
+    }
+    line
+}
+
+#[test]
+fn b4_a_line_that_is_not_json_is_never_rewritten() {
+    let places = OVER_THE_CAP.matches('@').count();
+    // Unspoiled, the response is over the cap and gets cut: the shaper would rewrite it.
+    let mut shaper = shaper_at("2025-06-18", Limit::new(300).unwrap());
+    call(&mut shaper, json!(1), "capture_pane", json!({}));
+    assert!(
+        server(
+            &mut shaper,
+            std::str::from_utf8(&over_the_cap_spoiled(0, b"")).unwrap()
+        )
+        .is_some()
+    );
+    for bad in NOT_JSON_IN_A_STRING {
+        for place in 1..=places {
+            let line = over_the_cap_spoiled(place, bad);
+            assert!(
+                serde_json::from_slice::<Value>(&line).is_err(),
+                "not JSON: {}",
+                String::from_utf8_lossy(&line)
+            );
+            let mut shaper = shaper_at("2025-06-18", Limit::new(300).unwrap());
+            call(&mut shaper, json!(1), "capture_pane", json!({}));
+            assert_eq!(
+                shaper.server_message(&line),
+                Forward::Unchanged,
+                "B4: {bad:?} at place {place} is forwarded as it came"
+            );
+        }
+    }
+}
+
+#[test]
+fn b4_an_error_or_a_batch_element_that_is_not_json_is_never_rewritten() {
+    for bad in NOT_JSON_IN_A_STRING {
+        let splice = |template: &str| -> Vec<u8> {
+            let (head, tail) = template.split_once('@').unwrap();
+            [head.as_bytes(), bad, tail.as_bytes()].concat()
+        };
+        // An error the shaper would convert (J1), with a member it skips spoiled.
+        let mut first = shaper();
+        call(&mut first, json!(1), "capture_pane", json!({}));
+        let error =
+            splice(r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"boom","x":"@"}}"#);
+        assert_eq!(
+            first.server_message(&error),
+            Forward::Unchanged,
+            "B4: {bad:?}"
+        );
+        // A batch whose first element the shaper would convert, the second spoiled.
+        let mut second = shaper();
+        call(&mut second, json!(1), "capture_pane", json!({}));
+        let batch = splice(
+            r#"[{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"boom"}},{"jsonrpc":"2.0","method":"m","params":{"p":"@"}}]"#,
+        );
+        assert_eq!(
+            second.server_message(&batch),
+            Forward::Unchanged,
+            "B4: {bad:?}"
+        );
+    }
+}
+
+proptest! {
+    /// B4 for any place: spoil an over-the-cap response or a convertible error anywhere
+    /// with bytes that are not JSON in a string; whatever is not JSON to serde_json's
+    /// strict parser is forwarded as it came.
+    #[test]
+    fn b4_only_json_is_rewritten(
+        at in any::<prop::sample::Index>(),
+        bad in prop::sample::select(NOT_JSON_IN_A_STRING),
+        error in any::<bool>(),
+    ) {
+        let valid = if error {
+            br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error: boom","data":{"d":"x"}},"x":"y"}"#.to_vec()
+        } else {
+            over_the_cap_spoiled(0, b"")
+        };
+        let at = at.index(valid.len() + 1);
+        let line = [&valid[..at], bad, &valid[at..]].concat();
+        let mut shaper = shaper_at("2025-06-18", Limit::new(300).unwrap());
+        call(&mut shaper, json!(1), "capture_pane", json!({}));
+        let forward = shaper.server_message(&line);
+        if serde_json::from_slice::<Value>(&line).is_err() {
+            prop_assert_eq!(forward, Forward::Unchanged, "{}", String::from_utf8_lossy(&line));
+        }
+    }
+}
