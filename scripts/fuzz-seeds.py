@@ -108,11 +108,13 @@ def shaper_regressions():
 
 
 def write(target, cases):
-    """One file a case, named by its hash; bytes are written as they are."""
+    """One file a case, named by its hash; bytes are written as they are. Files named
+    crash-… are inputs a fuzzer crashed on, kept as regression seeds as it wrote them."""
     folder = SEEDS / target
     folder.mkdir(parents=True, exist_ok=True)
     for old in folder.iterdir():
-        old.unlink()
+        if not old.name.startswith("crash-"):
+            old.unlink()
     for case in cases:
         data = case if isinstance(case, bytes) else json.dumps(
             case, ensure_ascii=False, separators=(",", ":")).encode()
