@@ -321,26 +321,30 @@ pub fn strict_json_text(bytes: &[u8]) -> Option<&str> {
 }
 
 /// Whether every `\uD800`–`\uDBFF` escape is followed by a `\uDC00`–`\uDFFF` one and
-/// no low surrogate stands alone. Outside strings valid JSON has no backslash, and an
-/// escape's second character is consumed with it, so `\\u` is no escape.
+/// no low surrogate stands alone. Outside strings valid JSON has no backslash, so a
+/// `\u` is an escape exactly when an even number of backslashes comes before it (an
+/// odd one ends in `\\`, an escaped backslash). The scan jumps from `\u` to `\u`
+/// (`memchr::memmem`), so text full of other escapes costs no more than any other.
 fn surrogates_paired(bytes: &[u8]) -> bool {
-    let mut at = 0;
-    while let Some(offset) = bytes
-        .get(at..)
-        .and_then(|rest| rest.iter().position(|&b| b == b'\\'))
-    {
-        at += offset;
-        if bytes.get(at + 1) != Some(&b'u') {
-            at += 2;
+    let mut read_up_to = 0;
+    for at in memchr::memmem::find_iter(bytes, br"\u") {
+        if at < read_up_to {
+            continue; // the low half of a pair already read
+        }
+        let backslashes = bytes[..at]
+            .iter()
+            .rev()
+            .take_while(|&&b| b == b'\\')
+            .count();
+        if backslashes % 2 == 1 {
             continue;
         }
         let Some(unit) = escaped_unit(&bytes[at..]) else {
             return true; // not a \u escape: the parser rejects it
         };
-        at += 6;
         match unit {
-            0xD800..=0xDBFF => match escaped_unit(&bytes[at..]) {
-                Some(0xDC00..=0xDFFF) => at += 6,
+            0xD800..=0xDBFF => match escaped_unit(&bytes[at + 6..]) {
+                Some(0xDC00..=0xDFFF) => read_up_to = at + 12,
                 _ => return false,
             },
             0xDC00..=0xDFFF => return false,

@@ -29,15 +29,14 @@
 use backstop_core::call::{Outcome, ToolCatalog, shape_tool_call};
 use backstop_core::protocol_error::code;
 use backstop_core::request_error::shape_request_error;
+use backstop_core::session::PROTOCOL_VERSION_META_KEY;
 use backstop_core::{ErrorCounts, Failure, Limit, LogRecord, ProtocolError, Session, ToolResult};
-use serde_json::Value;
 use serde_json::value::RawValue;
+use serde_json::{Map, Value};
 
 use crate::listing::OwnListing;
 use crate::message::{Envelope, ResultMembers, batch_elements, error_response, result_response};
 use crate::pending::{PendingRequest, PendingRequests, RequestKind};
-use backstop_core::session::PROTOCOL_VERSION_META_KEY;
-use serde_json::Map;
 
 /// The most log records kept until [`Shaper::take_log_records`] takes them; older
 /// ones are dropped first (their counts stay in [`Shaper::error_counts`]).
@@ -472,8 +471,8 @@ impl Shaper {
         }
     }
 
-    /// Release the held messages, each shaped as it would have been had it come now,
-    /// oldest first; holding stops.
+    /// Release the held messages, oldest first, each shaped as it would have been had
+    /// it come now (with what the listing learnt, or without a catalog).
     fn release_held(&mut self) -> Route {
         let held = self.listing.take_held();
         let to_client = held

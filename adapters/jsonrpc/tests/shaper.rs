@@ -1018,3 +1018,20 @@ fn e8_holding_is_bounded() {
     assert_eq!(late, backstop_jsonrpc::Route::default());
     assert!(shaper.catalog().contains("takes_int"));
 }
+
+proptest! {
+    /// B4's check says yes exactly when serde_json's strict parser does, on the JSON
+    /// its lenient skimming accepts: strings made of escapes, surrogate halves in every
+    /// order, backslash runs of both parities and bytes that are not UTF-8.
+    #[test]
+    fn b4_the_check_agrees_with_serde_json(pieces in prop::collection::vec(prop::sample::select(vec![
+        r"\u", r"\\", r"\\u", "d83d", "de00", "D800", "dfff", "0041", r"\n", "u", "x", "é", "\u{1F600}",
+    ]), 0..12), bad in prop::sample::select(vec![&b""[..], b"\xff", b"\xed\xa0\x80"])) {
+        let body = pieces.concat();
+        let line = [br#"{"a":""#, body.as_bytes(), bad, br#"","b":1}"#].concat();
+        if serde_json::from_slice::<serde::de::IgnoredAny>(&line).is_ok() {
+            let strict = serde_json::from_slice::<Value>(&line).is_ok();
+            prop_assert_eq!(backstop_jsonrpc::message::strict_json_text(&line).is_some(), strict, "{}", String::from_utf8_lossy(&line));
+        }
+    }
+}
