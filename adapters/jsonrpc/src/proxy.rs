@@ -174,7 +174,7 @@ pub fn run(server: &ServerCommand, shaper: Shaper, log_failures: bool) -> io::Re
     let own_requests = spawn_request_writer(to_server);
 
     let out: ClientOutput = Arc::new(Mutex::new(BufWriter::with_capacity(64 << 10, io::stdout())));
-    spawn_listing_watchdog(Arc::clone(&shaper), Arc::clone(&out));
+    spawn_listing_watchdog(Arc::clone(&shaper), Arc::clone(&out), log_failures);
     let mut client_gone = false;
     let mut reader = LineReader::new(from_server);
     while let Ok(Some(line)) = reader.next_line() {
@@ -285,7 +285,7 @@ fn spawn_request_writer(to_server: ServerInput) -> Sender<Vec<u8>> {
 /// A thread that releases the messages held for the shaper's own listing when the
 /// same request of it has gone unanswered for [`LISTING_PATIENCE`]. It writes them
 /// while it holds the shaper, so nothing the server sent later can overtake them.
-fn spawn_listing_watchdog(shaper: Arc<Mutex<Shaper>>, out: ClientOutput) {
+fn spawn_listing_watchdog(shaper: Arc<Mutex<Shaper>>, out: ClientOutput, log_failures: bool) {
     thread::spawn(move || {
         let mut waiting: Option<(u64, Instant)> = None;
         loop {
@@ -298,6 +298,9 @@ fn spawn_listing_watchdog(shaper: Arc<Mutex<Shaper>>, out: ClientOutput) {
                         continue;
                     }
                     let released = shaper.give_up_listing();
+                    if log_failures {
+                        shaper.take_log_records().iter().for_each(log_failure);
+                    }
                     let mut out = lock(&out);
                     let _ = released
                         .iter()
