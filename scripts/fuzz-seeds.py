@@ -90,12 +90,31 @@ def transcripts():
     yield "\n".join(everything).encode()
 
 
+def shaper_regressions():
+    """Lines the shaper once rewrote although they are not JSON (SPEC B4; the crash
+    "only JSON is rewritten"): bytes that are not UTF-8 or a surrogate escape that is not
+    half of a pair, in a member the envelope reader skips, of a response it would rewrite."""
+    call = b'C {"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"capture_pane"}}'
+    big = b'"content":[{"type":"text","text":"' + b"line of output\\n" * 100 + b'PROMPT $"}]'
+    over_the_cap = b'{"jsonrpc":"2.0","trace":"@","id":1,"result":{' + big + b"}}"
+    lines = [b'S {"jsonrpc":"2.0\xff","id":1,"result":{' + big + b"}}"]
+    lines += [b"S " + over_the_cap.replace(b"@", bad) for bad in
+              (b"\xc0\xaf", b"\xed\xa0\x80", b"\\ud800", b"\\udc00\\ud800")]
+    lines.append(b'S {"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"boom","x":"\\ud83dx"}}')
+    lines.append(b'S [{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"boom"}},'
+                 b'{"jsonrpc":"2.0","method":"m","params":{"p":"\\udfff"}}]')
+    for line in lines:
+        yield b"\n".join([b"#transcript", call, line])
+
+
 def write(target, cases):
-    """One file a case, named by its hash; bytes are written as they are."""
+    """One file a case, named by its hash; bytes are written as they are. Files named
+    crash-… are inputs a fuzzer crashed on, kept as regression seeds as it wrote them."""
     folder = SEEDS / target
     folder.mkdir(parents=True, exist_ok=True)
     for old in folder.iterdir():
-        old.unlink()
+        if not old.name.startswith("crash-"):
+            old.unlink()
     for case in cases:
         data = case if isinstance(case, bytes) else json.dumps(
             case, ensure_ascii=False, separators=(",", ":")).encode()
@@ -106,4 +125,4 @@ write("limit", ({"cap": 1000, "line_align": align, "result": r}
                 for r in limit_cases() for align in (True, False)))
 write("error_result", error_cases())
 write("validation_text", [b"\x00" * 8, b"not-an-int", bytes(range(64))])
-write("shaper", transcripts())
+write("shaper", [*transcripts(), *shaper_regressions()])

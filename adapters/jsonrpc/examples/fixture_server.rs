@@ -14,17 +14,37 @@
 //! | `no_newline` | writes a whole response without its newline, and exits 0 |
 //!
 //! `resources/read` answers `-32602` with `data.uri` (the 2026-07-28 way); a batch is
-//! answered with a batch. Run: `cargo run -p backstop-jsonrpc --example fixture_server`.
+//! answered with a batch. `FIXTURE_TOOLS_LIST` changes how `tools/list` is answered
+//! (comma-separated): `paged` in two pages (`nextCursor`), `late` (its first page) after
+//! the next request's answer, `error` with `-32603`, `never` not at all. Run:
+//! `cargo run -p backstop-jsonrpc --example fixture_server`.
 
 use std::io::{self, BufRead, Write};
 
 use serde_json::{Value, json};
 
+/// How `tools/list` is answered (`FIXTURE_TOOLS_LIST`).
+#[derive(Default)]
+struct Listing {
+    paged: bool,
+    late: bool,
+    error: bool,
+    never: bool,
+}
+
 fn main() {
     eprintln!("fixture_server: ready");
+    let options = std::env::var("FIXTURE_TOOLS_LIST").unwrap_or_default();
+    let listing = Listing {
+        paged: options.split(',').any(|o| o == "paged"),
+        late: options.split(',').any(|o| o == "late"),
+        error: options.split(',').any(|o| o == "error"),
+        never: options.split(',').any(|o| o == "never"),
+    };
     let stdin = io::stdin();
     let mut out = io::stdout().lock();
     let mut held: Option<Value> = None;
+    let mut held_list: Option<Value> = None;
     for line in stdin.lock().split(b'\n') {
         let Ok(line) = line else { break };
         let Ok(message) = serde_json::from_slice::<Value>(&line) else {
@@ -32,8 +52,10 @@ fn main() {
         };
         let answer = match &message {
             Value::Array(batch) => {
-                let answers: Vec<Value> =
-                    batch.iter().filter_map(|m| answer(m, &mut out)).collect();
+                let answers: Vec<Value> = batch
+                    .iter()
+                    .filter_map(|m| answer(m, &listing, &mut out))
+                    .collect();
                 (!answers.is_empty()).then_some(Value::Array(answers))
             }
             single => {
@@ -42,13 +64,30 @@ fn main() {
                     held = Some(single.clone());
                     continue;
                 }
-                answer(single, &mut out)
+                if listing.never && single["method"] == "tools/list" {
+                    eprintln!("fixture_server: not listing {}", single["id"]);
+                    continue;
+                }
+                if listing.late
+                    && single["method"] == "tools/list"
+                    && single["params"]["cursor"].is_null()
+                {
+                    eprintln!("fixture_server: listing late {}", single["id"]);
+                    held_list = Some(single.clone());
+                    continue;
+                }
+                answer(single, &listing, &mut out)
             }
         };
         if let Some(answer) = answer {
             send(&mut out, &answer);
             if let Some(request) = held.take() {
                 send(&mut out, &text_result(&request["id"], "held answer"));
+            }
+            if let Some(list) = held_list.take()
+                && let Some(answer) = self::answer(&list, &listing, &mut out)
+            {
+                send(&mut out, &answer);
             }
         }
     }
@@ -76,7 +115,7 @@ fn tool(name: &str, properties: Value) -> Value {
 }
 
 /// The answer to one request, `None` for a notification.
-fn answer(message: &Value, out: &mut impl Write) -> Option<Value> {
+fn answer(message: &Value, listing: &Listing, out: &mut impl Write) -> Option<Value> {
     let id = message.get("id")?.clone();
     let method = message["method"].as_str().unwrap_or("");
     let arguments = &message["params"]["arguments"];
@@ -86,15 +125,26 @@ fn answer(message: &Value, out: &mut impl Write) -> Option<Value> {
             "capabilities": {"tools": {}, "resources": {}},
             "serverInfo": {"name": "fixture", "version": "1.0"}
         }),
-        "tools/list" => json!({"tools": [
-            tool("echo", json!({"text": {"type": "string"}})),
-            tool("fail", json!({})),
-            tool("big", json!({"bytes": {"type": "integer"}})),
-            tool("hold", json!({})),
-            tool("crash", json!({"code": {"type": "integer"}})),
-            tool("partial", json!({})),
-            tool("no_newline", json!({})),
-        ]}),
+        "tools/list" if listing.error => {
+            return Some(json!({"jsonrpc": "2.0", "id": id, "error": {
+                "code": -32603, "message": "Internal error: the tool list is broken"}}));
+        }
+        "tools/list" => {
+            let tools = vec![
+                tool("echo", json!({"text": {"type": "string"}})),
+                tool("fail", json!({})),
+                tool("big", json!({"bytes": {"type": "integer"}})),
+                tool("hold", json!({})),
+                tool("crash", json!({"code": {"type": "integer"}})),
+                tool("partial", json!({})),
+                tool("no_newline", json!({})),
+            ];
+            match (listing.paged, message["params"]["cursor"].as_str()) {
+                (false, _) => json!({"tools": tools}),
+                (true, None) => json!({"tools": tools[3..], "nextCursor": "page-2"}),
+                (true, Some(_)) => json!({"tools": tools[..3]}),
+            }
+        }
         "resources/read" => {
             let uri = &message["params"]["uri"];
             return Some(json!({"jsonrpc": "2.0", "id": id, "error": {

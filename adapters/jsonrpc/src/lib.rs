@@ -31,12 +31,13 @@
 #![forbid(unsafe_code)]
 
 pub mod framing;
+pub mod listing;
 pub mod message;
 pub mod pending;
 pub mod proxy;
 pub mod shaper;
 
-pub use shaper::{Forward, Shaper};
+pub use shaper::{Forward, Route, Shaper};
 
 /// The README's examples, compiled and run as doc tests so that they stay true.
 #[cfg(doctest)]

@@ -4,6 +4,12 @@
 //! `error` members, each left as raw JSON text borrowed from the input
 //! ([`RawValue`]), so that nothing is copied or built until the shaper knows it needs
 //! it, and so that a message forwarded unchanged is the input's own bytes (J6).
+//!
+//! Only valid JSON is read (SPEC B4): serde_json skims the members it does not build
+//! (`IgnoredAny`, and the inside of a [`RawValue`]) without checking their UTF-8 or
+//! their `\u` escapes, so every reader here first checks the whole text with
+//! [`strict_json_text`]. A line that fails is not a message to the shaper, and goes
+//! on exactly as it came.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -105,7 +111,7 @@ impl<'a> Envelope<'a> {
     /// assert!(backstop_jsonrpc::message::Envelope::parse(br#"{"method":5}"#).is_none());
     /// ```
     pub fn parse(bytes: &'a [u8]) -> Option<Envelope<'a>> {
-        serde_json::from_slice(bytes).ok()
+        serde_json::from_str(strict_json_text(bytes)?).ok()
     }
 
     /// Whether this is a response: an `id`, no `method`, and `result` or `error`.
@@ -293,7 +299,65 @@ pub fn batch_elements(bytes: &[u8]) -> Option<Vec<&RawValue>> {
     if *first != b'[' {
         return None;
     }
-    serde_json::from_slice(bytes).ok()
+    serde_json::from_str(strict_json_text(bytes)?).ok()
+}
+
+/// `bytes` as text, if serde_json's strict parser could read it as far as characters
+/// go: valid UTF-8 throughout, and every `\u` escape of a UTF-16 surrogate one half of
+/// a pair (high then low). The syntax is left to the parser that reads the text next;
+/// this checks what that parser skims in the members it skips (SPEC B4).
+///
+/// ```
+/// use backstop_jsonrpc::message::strict_json_text;
+/// assert_eq!(strict_json_text(br#"{"a":"\ud83d\ude00 \\ud800"}"#), Some(r#"{"a":"\ud83d\ude00 \\ud800"}"#));
+/// assert_eq!(strict_json_text(b"{\"a\":\"\xff\"}"), None); // not UTF-8
+/// assert_eq!(strict_json_text(b"{\"a\":\"\xc0\xaf\"}"), None); // an overlong encoding
+/// assert_eq!(strict_json_text(br#"{"a":"\ud800"}"#), None); // a lone high surrogate
+/// assert_eq!(strict_json_text(br#"{"a":"\udc00\ud800"}"#), None); // the pair reversed
+/// ```
+pub fn strict_json_text(bytes: &[u8]) -> Option<&str> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    surrogates_paired(bytes).then_some(text)
+}
+
+/// Whether every `\uD800`–`\uDBFF` escape is followed by a `\uDC00`–`\uDFFF` one and
+/// no low surrogate stands alone. Outside strings valid JSON has no backslash, so a
+/// `\u` is an escape exactly when an even number of backslashes comes before it (an
+/// odd one ends in `\\`, an escaped backslash). The scan jumps from `\u` to `\u`
+/// (`memchr::memmem`), so text full of other escapes costs no more than any other.
+fn surrogates_paired(bytes: &[u8]) -> bool {
+    let mut read_up_to = 0;
+    for at in memchr::memmem::find_iter(bytes, br"\u") {
+        if at < read_up_to {
+            continue; // the low half of a pair already read
+        }
+        let backslashes = bytes[..at]
+            .iter()
+            .rev()
+            .take_while(|&&b| b == b'\\')
+            .count();
+        if backslashes % 2 == 1 {
+            continue;
+        }
+        let Some(unit) = escaped_unit(&bytes[at..]) else {
+            return true; // not a \u escape: the parser rejects it
+        };
+        match unit {
+            0xD800..=0xDBFF => match escaped_unit(&bytes[at + 6..]) {
+                Some(0xDC00..=0xDFFF) => read_up_to = at + 12,
+                _ => return false,
+            },
+            0xDC00..=0xDFFF => return false,
+            _ => {}
+        }
+    }
+    true
+}
+
+/// The UTF-16 unit of a `\uXXXX` escape at the start of `bytes`.
+fn escaped_unit(bytes: &[u8]) -> Option<u32> {
+    let digits = bytes.strip_prefix(b"\\u")?.get(..4)?;
+    hex4(std::str::from_utf8(digits).ok()?)
 }
 
 /// The `params` members the shaper reads. Unknown members are skipped without being

@@ -176,6 +176,19 @@ impl PendingRequests {
         Some(request)
     }
 
+    /// A pending request.
+    ///
+    /// ```
+    /// use backstop_jsonrpc::message::RequestId;
+    /// use backstop_jsonrpc::pending::{PendingRequest, PendingRequests, RequestKind};
+    /// let mut table = PendingRequests::new(1);
+    /// table.insert(RequestId::Number("1".into()), PendingRequest::new("1", RequestKind::Other, Default::default()));
+    /// assert_eq!(table.get(&RequestId::Number("1".into())).unwrap().kind, RequestKind::Other);
+    /// ```
+    pub fn get(&self, id: &RequestId) -> Option<&PendingRequest> {
+        self.by_id.get(id).map(|(_, request)| request)
+    }
+
     /// A pending request, to mark it (cancelled).
     ///
     /// ```

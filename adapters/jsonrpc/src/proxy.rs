@@ -10,6 +10,13 @@
 //!   *before* it is written to the child, so a response can never overtake its request.
 //! - server → client: each line goes through the shaper; output is flushed whenever no
 //!   further input is already waiting.
+//! - The shaper's own requests (its `tools/list`, E8 from the first call) go to the
+//!   server with the client's line that caused them (before it), or — for the next page
+//!   of a listing, asked for while reading the server — through a small writer thread
+//!   of their own, so that reading the server never waits on writing to it (a server
+//!   blocked on a full stdout would otherwise never read its stdin). A server that does
+//!   not answer that listing within [`LISTING_PATIENCE`] does not hold the client's
+//!   answers any longer: a watchdog thread releases them, decided without a catalog.
 //! - The child's stderr is this process's stderr. SIGINT and SIGTERM are forwarded to
 //!   the child, which runs in its own process group (so a terminal's Ctrl-C reaches it
 //!   once, through the proxy); the proxy itself waits for the child to exit.
@@ -22,8 +29,10 @@ use std::ffi::OsString;
 use std::io::{self, BufWriter, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
+use std::time::{Duration, Instant};
 
 use backstop_core::protocol_error::code;
 use backstop_core::{LogRecord, ProtocolError};
@@ -118,6 +127,18 @@ pub fn server_exited_error(status: ExitStatus) -> ProtocolError {
     .with_data(data)
 }
 
+/// How long server messages are held for the shaper's own `tools/list` (see
+/// [`Shaper::held_for_listing`]) before they are sent on without its catalog.
+///
+/// ```
+/// assert_eq!(backstop_jsonrpc::proxy::LISTING_PATIENCE.as_secs(), 5);
+/// ```
+pub const LISTING_PATIENCE: Duration = Duration::from_secs(5);
+
+/// What the proxy writes to the client: its stdout, shared by the server's pump and
+/// the listing watchdog.
+type ClientOutput = Arc<Mutex<BufWriter<io::Stdout>>>;
+
 /// Run `server` behind `shaper`, on this process's stdin and stdout, until the server
 /// exits; return the exit code to exit with ([`exit_code`]). With `log_failures`, each
 /// converted failure is logged to stderr as one `backstop: {json}` line (G1, G2).
@@ -141,31 +162,47 @@ pub fn run(server: &ServerCommand, shaper: Shaper, log_failures: bool) -> io::Re
     forward_signals(pid);
 
     let shaper = Arc::new(Mutex::new(shaper));
-    let to_server = child.stdin.take().expect("stdin is piped");
+    let to_server: ServerInput = Arc::new(Mutex::new(Some(BufWriter::with_capacity(
+        64 << 10,
+        child.stdin.take().expect("stdin is piped"),
+    ))));
     let from_server = child.stdout.take().expect("stdout is piped");
 
     let client_side = Arc::clone(&shaper);
-    thread::spawn(move || pump_client_to_server(&client_side, to_server));
+    let client_to_server = Arc::clone(&to_server);
+    thread::spawn(move || pump_client_to_server(&client_side, &client_to_server));
+    let own_requests = spawn_request_writer(to_server);
 
-    let mut out = BufWriter::with_capacity(64 << 10, io::stdout().lock());
+    let out: ClientOutput = Arc::new(Mutex::new(BufWriter::with_capacity(64 << 10, io::stdout())));
+    spawn_listing_watchdog(Arc::clone(&shaper), Arc::clone(&out), log_failures);
     let mut client_gone = false;
     let mut reader = LineReader::new(from_server);
     while let Ok(Some(line)) = reader.next_line() {
-        let (forward, records) = {
+        let (route, records) = {
             let mut shaper = lock(&shaper);
-            (shaper.server_message(line), shaper.take_log_records())
+            (shaper.route_server_message(line), shaper.take_log_records())
         };
         if log_failures {
             records.iter().for_each(log_failure);
         }
+        for request in route.to_server {
+            let _ = own_requests.send(request);
+        }
         if !client_gone {
-            let sent = write_line(&mut out, forward.bytes(line)).and_then(|()| {
-                if reader.has_buffered_input() {
-                    Ok(())
-                } else {
-                    out.flush()
-                }
-            });
+            let mut out = lock(&out);
+            let sent = route
+                .to_client
+                .iter()
+                .map(Vec::as_slice)
+                .chain(route.forward.as_ref().map(|forward| forward.bytes(line)))
+                .try_for_each(|message| write_line(&mut *out, message))
+                .and_then(|()| {
+                    if reader.has_buffered_input() {
+                        Ok(())
+                    } else {
+                        out.flush()
+                    }
+                });
             // A client that went away is not a reason to stop reading the server:
             // it would block on a full pipe. Keep draining until it exits.
             client_gone = sent.is_err();
@@ -174,8 +211,9 @@ pub fn run(server: &ServerCommand, shaper: Shaper, log_failures: bool) -> io::Re
     let status = child.wait()?;
     let answers = lock(&shaper).answer_pending(&server_exited_error(status));
     if !client_gone {
+        let mut out = lock(&out);
         for answer in answers {
-            let _ = write_line(&mut out, &answer);
+            let _ = write_line(&mut *out, &answer);
         }
         let _ = out.flush();
     }
@@ -191,27 +229,89 @@ fn log_failure(record: &LogRecord) {
     eprintln!("backstop: {line}");
 }
 
-/// Pump the client's lines to the server, each shown to the shaper first. At the end
-/// of the client's input the server's stdin is closed.
-fn pump_client_to_server(shaper: &Mutex<Shaper>, to_server: impl Write) {
-    let mut to_server = BufWriter::with_capacity(64 << 10, to_server);
+/// The server's stdin, shared by the client's pump and the writer of the shaper's own
+/// requests; `None` once closed.
+type ServerInput = Arc<Mutex<Option<BufWriter<std::process::ChildStdin>>>>;
+
+/// Pump the client's lines to the server, each shown to the shaper first (and after
+/// the shaper's own requests it caused). At the end of the client's input the
+/// server's stdin is closed.
+fn pump_client_to_server(shaper: &Mutex<Shaper>, to_server: &ServerInput) {
     let stdin = io::stdin().lock();
     let mut reader = LineReader::new(stdin);
     while let Ok(Some(line)) = reader.next_line() {
-        let forward = lock(shaper).client_message(line);
-        let sent = write_line(&mut to_server, forward.bytes(line)).and_then(|()| {
-            if reader.has_buffered_input() {
-                Ok(())
-            } else {
-                to_server.flush()
-            }
-        });
+        let route = lock(shaper).route_client_message(line);
+        let mut input = lock(to_server);
+        let Some(writer) = input.as_mut() else {
+            return;
+        };
+        let sent = route
+            .to_server
+            .iter()
+            .map(Vec::as_slice)
+            .chain(route.forward.as_ref().map(|forward| forward.bytes(line)))
+            .try_for_each(|message| write_line(writer, message))
+            .and_then(|()| {
+                if reader.has_buffered_input() {
+                    Ok(())
+                } else {
+                    writer.flush()
+                }
+            });
         if sent.is_err() {
             return; // the server closed its stdin: it is exiting
         }
     }
-    let _ = to_server.flush();
-    // Dropping the writer closes the server's stdin.
+    if let Some(mut writer) = lock(to_server).take() {
+        let _ = writer.flush();
+        // Dropping the writer closes the server's stdin.
+    }
+}
+
+/// A thread that writes the shaper's own requests to the server as they are sent to
+/// it, each flushed; once the server's stdin is closed they are dropped.
+fn spawn_request_writer(to_server: ServerInput) -> Sender<Vec<u8>> {
+    let (sender, requests) = mpsc::channel::<Vec<u8>>();
+    thread::spawn(move || {
+        for request in requests {
+            if let Some(writer) = lock(&to_server).as_mut() {
+                let _ = write_line(writer, &request).and_then(|()| writer.flush());
+            }
+        }
+    });
+    sender
+}
+
+/// A thread that releases the messages held for the shaper's own listing when the
+/// same request of it has gone unanswered for [`LISTING_PATIENCE`]. It writes them
+/// while it holds the shaper, so nothing the server sent later can overtake them.
+fn spawn_listing_watchdog(shaper: Arc<Mutex<Shaper>>, out: ClientOutput, log_failures: bool) {
+    thread::spawn(move || {
+        let mut waiting: Option<(u64, Instant)> = None;
+        loop {
+            thread::sleep(LISTING_PATIENCE / 10);
+            let mut shaper = lock(&shaper);
+            waiting = match (shaper.held_for_listing(), waiting) {
+                (None, _) => None,
+                (Some(request), Some((since, at))) if since == request => {
+                    if at.elapsed() < LISTING_PATIENCE {
+                        continue;
+                    }
+                    let released = shaper.give_up_listing();
+                    if log_failures {
+                        shaper.take_log_records().iter().for_each(log_failure);
+                    }
+                    let mut out = lock(&out);
+                    let _ = released
+                        .iter()
+                        .try_for_each(|message| write_line(&mut *out, message))
+                        .and_then(|()| out.flush());
+                    None
+                }
+                (Some(request), _) => Some((request, Instant::now())),
+            };
+        }
+    });
 }
 
 /// Forward SIGINT and SIGTERM to the child, from a thread of their own. If signals
@@ -230,7 +330,8 @@ fn forward_signals(child: Pid) {
     });
 }
 
-/// The shaper, even if a thread panicked while holding it (its state stays usable).
-fn lock(shaper: &Mutex<Shaper>) -> std::sync::MutexGuard<'_, Shaper> {
-    shaper.lock().unwrap_or_else(PoisonError::into_inner)
+/// The shaper or the server's stdin, even if a thread panicked while holding it (its
+/// state stays usable).
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }

@@ -17,14 +17,24 @@
 //! listing without `nextCursor` has been seen, and `notifications/tools/list_changed`
 //! makes it unknown again. A tool is only ever called unknown (E8) against a complete
 //! catalog.
+//!
+//! A transport that can send messages of the shaper's own uses
+//! [`route_client_message`](Shaper::route_client_message) and
+//! [`route_server_message`](Shaper::route_server_message) instead: then a `tools/call`
+//! that comes before a complete catalog makes the shaper list the tools itself
+//! ([`crate::listing`]), once the session is initialized (or, for a client without a
+//! handshake, with the request's 2026-07-28 `_meta`), so that E8 holds from the first
+//! call. `notifications/tools/list_changed` makes the next call list again.
 
 use backstop_core::call::{Outcome, ToolCatalog, shape_tool_call};
 use backstop_core::protocol_error::code;
 use backstop_core::request_error::shape_request_error;
+use backstop_core::session::PROTOCOL_VERSION_META_KEY;
 use backstop_core::{ErrorCounts, Failure, Limit, LogRecord, ProtocolError, Session, ToolResult};
-use serde_json::Value;
 use serde_json::value::RawValue;
+use serde_json::{Map, Value};
 
+use crate::listing::OwnListing;
 use crate::message::{Envelope, ResultMembers, batch_elements, error_response, result_response};
 use crate::pending::{PendingRequest, PendingRequests, RequestKind};
 
@@ -78,6 +88,59 @@ impl Forward {
     }
 }
 
+/// What to send after one message, when the shaper may send messages of its own
+/// ([`Shaper::route_client_message`], [`Shaper::route_server_message`]). In order:
+/// `to_server`, then `to_client`, then the message itself (`forward`), each to its side.
+///
+/// ```
+/// use backstop_jsonrpc::{Forward, Route};
+/// let route = Route::forward(Forward::Unchanged);
+/// assert_eq!(route.forward, Some(Forward::Unchanged));
+/// assert!(route.to_server.is_empty() && route.to_client.is_empty());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Route {
+    /// Requests of the shaper's own for the server (its `tools/list`), to send first.
+    pub to_server: Vec<Vec<u8>>,
+    /// Server messages the shaper held and now releases, in the order they came, for
+    /// the client.
+    pub to_client: Vec<Vec<u8>>,
+    /// The message itself, to send on the way it was going; `None` when the shaper
+    /// keeps it: the answer to its own listing (read, never forwarded), or a server
+    /// message held until that listing is done (it comes back in a later
+    /// [`to_client`](Self::to_client)).
+    pub forward: Option<Forward>,
+}
+
+impl Route {
+    /// Only the message itself.
+    ///
+    /// ```
+    /// let route = backstop_jsonrpc::Route::forward(backstop_jsonrpc::Forward::Rewritten(b"x".to_vec()));
+    /// assert!(route.to_server.is_empty());
+    /// ```
+    pub fn forward(forward: Forward) -> Self {
+        Self {
+            forward: Some(forward),
+            ..Self::default()
+        }
+    }
+}
+
+/// Where the session's handshake is: the server takes requests once the client's
+/// `initialize` has been answered and the client has sent `notifications/initialized`
+/// (in whichever order the shaper sees the two).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Lifecycle {
+    /// The client sent `initialize` (none: a client of 2026-07-28 without a
+    /// handshake, or a shaper that joined late).
+    initialize: bool,
+    /// The server answered it with a result.
+    answered: bool,
+    /// The client sent `notifications/initialized` after its `initialize`.
+    initialized: bool,
+}
+
 /// The code some servers answer a cancelled request with (from LSP); such an answer
 /// passes untouched (E9).
 ///
@@ -128,6 +191,8 @@ pub struct Shaper {
     catalog_state: CatalogState,
     handshake: Session,
     pending: PendingRequests,
+    lifecycle: Lifecycle,
+    listing: OwnListing,
     log: Vec<LogRecord>,
     counts: ErrorCounts,
 }
@@ -153,6 +218,8 @@ impl Shaper {
             catalog_state: CatalogState::Unknown,
             handshake: Session::default(),
             pending: PendingRequests::default(),
+            lifecycle: Lifecycle::default(),
+            listing: OwnListing::default(),
             log: Vec::new(),
             counts: ErrorCounts::new(),
         }
@@ -244,15 +311,193 @@ impl Shaper {
     /// assert_eq!(shaper.pending().len(), 1);
     /// ```
     pub fn client_message(&mut self, bytes: &[u8]) -> Forward {
-        match batch_elements(bytes) {
-            Some(elements) => {
-                for element in elements {
-                    self.client_element(element.get().as_bytes());
+        self.client_elements(bytes);
+        Forward::Unchanged
+    }
+
+    /// [`client_message`](Self::client_message) for a transport that can send the
+    /// shaper's own messages: a `tools/call` that comes before a complete catalog, in
+    /// a session the server takes requests in, makes the shaper list the tools
+    /// ([`crate::listing`]). The client's message is always forwarded unchanged, after
+    /// `to_server`.
+    ///
+    /// ```
+    /// use backstop_jsonrpc::{Forward, Shaper};
+    /// let mut shaper = Shaper::default();
+    /// let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ech","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+    /// let route = shaper.route_client_message(call);
+    /// assert_eq!(route.forward, Some(Forward::Unchanged));
+    /// assert_eq!(route.to_server, [br#"{"jsonrpc":"2.0","id":"backstop/tools/list#1","method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#]);
+    ///
+    /// // The server answers the call first: held until the listing is done.
+    /// let unknown = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: ech"}}"#;
+    /// assert_eq!(shaper.route_server_message(unknown).forward, None);
+    /// let list = br#"{"jsonrpc":"2.0","id":"backstop/tools/list#1","result":{"tools":[{"name":"echo"}]}}"#;
+    /// let route = shaper.route_server_message(list);
+    /// assert_eq!(route.forward, None, "the listing is the shaper's own");
+    /// assert_eq!(route.to_client, [br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: ech","data":{"suggestion":"Did you mean 'echo'?"}}}"#]);
+    /// ```
+    pub fn route_client_message(&mut self, bytes: &[u8]) -> Route {
+        let mut route = Route::forward(Forward::Unchanged);
+        let Some(meta) = self.client_elements(bytes) else {
+            return route;
+        };
+        let listable = match self.lifecycle {
+            Lifecycle {
+                initialize: false, ..
+            } => stateless_meta(meta.as_ref()).map(Some),
+            Lifecycle {
+                answered: true,
+                initialized: true,
+                ..
+            } => Some(None),
+            _ => None,
+        };
+        if let Some(meta) = listable
+            && !self.catalog_complete()
+            && !self.listing.in_flight()
+            && !self.listing.failed()
+        {
+            route.to_server.push(self.listing.start(meta));
+        }
+        route
+    }
+
+    /// [`server_message`](Self::server_message) for a transport that can send the
+    /// shaper's own messages (see [`route_client_message`](Self::route_client_message)):
+    /// the answers to the shaper's listing are read here and not forwarded; while it
+    /// is in flight, a `tools/call` response and everything after it are held, and
+    /// released — shaped with the listing's catalog, in the order they came — when
+    /// the listing is done, fails, or passes a bound of [`crate::listing`].
+    ///
+    /// ```
+    /// use backstop_jsonrpc::{Forward, Shaper};
+    /// let mut shaper = Shaper::default();
+    /// let line = br#"{"jsonrpc":"2.0","method":"notifications/progress"}"#;
+    /// assert_eq!(shaper.route_server_message(line).forward, Some(Forward::Unchanged));
+    /// ```
+    pub fn route_server_message(&mut self, bytes: &[u8]) -> Route {
+        if !self.listing.in_flight() && !self.listing.has_held() {
+            return Route::forward(self.server_message(bytes));
+        }
+        if let Some(envelope) = Envelope::parse(bytes)
+            && envelope.is_response()
+            && self.listing.answers_raw(envelope.id)
+        {
+            return self.listing_answer(envelope.result, envelope.error.is_some());
+        }
+        if !self.listing.has_held() && !self.awaits_catalog(bytes) {
+            return Route::forward(self.server_message(bytes));
+        }
+        if self.listing.hold(bytes.to_vec()) {
+            return Route::default();
+        }
+        // A bound was passed: what is held goes first, then this message.
+        let mut route = self.release_held();
+        route.forward = Some(self.server_message(bytes));
+        route
+    }
+
+    /// Which request of the shaper's own listing server messages are held for (a
+    /// number that changes with each page); `None` when nothing is held. A transport
+    /// with a clock calls [`give_up_listing`](Self::give_up_listing) when the same
+    /// number stays too long: a server that never answers must not hold the client's
+    /// answers forever (B1).
+    ///
+    /// ```
+    /// assert_eq!(backstop_jsonrpc::Shaper::default().held_for_listing(), None);
+    /// ```
+    pub fn held_for_listing(&self) -> Option<u64> {
+        self.listing.holding_for()
+    }
+
+    /// Stop waiting for the shaper's own listing: the held messages, decided without
+    /// its catalog, oldest first, for the client. No new listing starts until the
+    /// tool list changes; the listing's answer, if it still comes, is read and not
+    /// forwarded.
+    ///
+    /// ```
+    /// let mut shaper = backstop_jsonrpc::Shaper::default();
+    /// assert!(shaper.give_up_listing().is_empty());
+    /// ```
+    pub fn give_up_listing(&mut self) -> Vec<Vec<u8>> {
+        self.listing.give_up();
+        self.release_held().to_client
+    }
+
+    /// The answer to a page of the shaper's own listing: learn it, ask for the next
+    /// page, or end the listing and release what it held.
+    fn listing_answer(&mut self, result: Option<ResultMembers>, failed: bool) -> Route {
+        let first_page = self.listing.first_page();
+        let next = match result.as_ref().and_then(ResultMembers::to_value) {
+            Some(value) if !failed && value.get("tools").is_some_and(Value::is_array) => {
+                let cursor = value.get("nextCursor").filter(|c| !c.is_null()).cloned();
+                self.learn_tools_value(&value, first_page);
+                match cursor {
+                    Some(cursor) => self.listing.next_page(&cursor),
+                    None => {
+                        self.listing.finish();
+                        return self.release_held();
+                    }
                 }
             }
+            _ => None,
+        };
+        match next {
+            Some(request) => Route {
+                to_server: vec![request],
+                ..Route::default()
+            },
+            None => {
+                self.listing.fail();
+                self.release_held()
+            }
+        }
+    }
+
+    /// Whether a server message answers a pending `tools/call`, whose shaping needs
+    /// the catalog.
+    fn awaits_catalog(&self, bytes: &[u8]) -> bool {
+        let answers_a_call = |element: &[u8]| {
+            Envelope::parse(element)
+                .filter(Envelope::is_response)
+                .and_then(|envelope| envelope.request_id())
+                .and_then(|id| self.pending.get(&id))
+                .is_some_and(|request| matches!(request.kind, RequestKind::ToolsCall { .. }))
+        };
+        match batch_elements(bytes) {
+            Some(elements) => elements.iter().any(|e| answers_a_call(e.get().as_bytes())),
+            None => answers_a_call(bytes),
+        }
+    }
+
+    /// Release the held messages, oldest first, each shaped as it would have been had
+    /// it come now (with what the listing learnt, or without a catalog).
+    fn release_held(&mut self) -> Route {
+        let held = self.listing.take_held();
+        let to_client = held
+            .into_iter()
+            .map(|message| match self.server_message(&message) {
+                Forward::Unchanged => message,
+                Forward::Rewritten(bytes) => bytes,
+            })
+            .collect();
+        Route {
+            to_client,
+            ..Route::default()
+        }
+    }
+
+    /// Record the requests of a client message; for a `tools/call` among them, the
+    /// first one's `params._meta` (`Some(None)` when it has none).
+    fn client_elements(&mut self, bytes: &[u8]) -> Option<Option<Map<String, Value>>> {
+        match batch_elements(bytes) {
+            Some(elements) => elements
+                .into_iter()
+                .filter_map(|element| self.client_element(element.get().as_bytes()))
+                .reduce(|first, _| first),
             None => self.client_element(bytes),
         }
-        Forward::Unchanged
     }
 
     /// A message from the server (one line: a message or a batch): what to send to
@@ -323,7 +568,8 @@ impl Shaper {
     }
 
     /// Answer every pending request with `error` (the server is gone), oldest first:
-    /// one response line each, to send to the client.
+    /// one response line each, to send to the client. Messages held for the shaper's
+    /// own listing come first, decided without its catalog (the listing cannot end).
     ///
     /// ```
     /// let mut shaper = backstop_jsonrpc::Shaper::default();
@@ -334,20 +580,22 @@ impl Shaper {
     /// assert!(shaper.pending().is_empty());
     /// ```
     pub fn answer_pending(&mut self, error: &ProtocolError) -> Vec<Vec<u8>> {
-        self.pending
-            .drain()
-            .into_iter()
-            .map(|request| error_response(&request.id_json, error))
-            .collect()
+        self.listing.fail();
+        let mut lines = self.release_held().to_client;
+        lines.extend(
+            self.pending
+                .drain()
+                .into_iter()
+                .map(|request| error_response(&request.id_json, error)),
+        );
+        lines
     }
 
-    fn client_element(&mut self, bytes: &[u8]) {
-        let Some(envelope) = Envelope::parse(bytes) else {
-            return;
-        };
-        let Some(method) = envelope.method.as_deref() else {
-            return; // a response to a server's request, or not a message
-        };
+    /// Record one client message; for a `tools/call`, its `params._meta`.
+    fn client_element(&mut self, bytes: &[u8]) -> Option<Option<Map<String, Value>>> {
+        let envelope = Envelope::parse(bytes)?;
+        // `None`: a response to a server's request, or not a message.
+        let method = envelope.method.as_deref()?;
         let params = envelope.params();
         if method == "notifications/cancelled" {
             let cancelled = params
@@ -356,16 +604,25 @@ impl Shaper {
             if let Some(request) = cancelled.and_then(|id| self.pending.get_mut(&id)) {
                 request.cancelled = true;
             }
-            return;
+            return None;
         }
+        if method == "notifications/initialized" && self.lifecycle.initialize {
+            self.lifecycle.initialized = true;
+        }
+        // A notification has no id.
         let (Some(id), Some(id_raw)) = (envelope.request_id(), envelope.id) else {
-            return; // a notification
+            return None;
         };
-        if method == "initialize"
-            && let Some(raw) = envelope.params
-            && let Ok(value) = serde_json::from_str::<Value>(raw.get())
-        {
-            self.handshake = Session::from_initialize(&value);
+        if method == "initialize" {
+            self.lifecycle = Lifecycle {
+                initialize: true,
+                ..Lifecycle::default()
+            };
+            if let Some(raw) = envelope.params
+                && let Ok(value) = serde_json::from_str::<Value>(raw.get())
+            {
+                self.handshake = Session::from_initialize(&value);
+            }
         }
         let kind = match method {
             "initialize" => RequestKind::Initialize,
@@ -386,10 +643,12 @@ impl Shaper {
             _ => RequestKind::Other,
         };
         let session = self.handshake.clone().or_request_meta(params.meta.as_ref());
+        let call = matches!(kind, RequestKind::ToolsCall { .. }).then_some(params.meta);
         self.pending.insert(
             id,
             PendingRequest::new(id_raw.get().to_owned(), kind, session),
         );
+        call
     }
 
     fn server_element(&mut self, bytes: &[u8]) -> Forward {
@@ -398,6 +657,7 @@ impl Shaper {
         };
         if envelope.method.as_deref() == Some("notifications/tools/list_changed") {
             self.catalog_state = CatalogState::Unknown;
+            self.listing.tools_changed();
         }
         if !envelope.is_response() {
             return Forward::Unchanged;
@@ -414,6 +674,7 @@ impl Shaper {
         let id_json = envelope.id.map_or("null", RawValue::get);
         match (request.kind, envelope.result, envelope.error) {
             (RequestKind::Initialize, Some(result), _) => {
+                self.lifecycle.answered = self.lifecycle.initialize;
                 if let Some(value) = result.to_value() {
                     let negotiated = Session::from_initialize(&value).revision;
                     self.handshake.revision = negotiated.or(self.handshake.revision);
@@ -440,13 +701,16 @@ impl Shaper {
     }
 
     fn learn_tools(&mut self, result: &ResultMembers, first_page: bool) {
-        let Some(value) = result.to_value() else {
-            return;
-        };
+        if let Some(value) = result.to_value() {
+            self.learn_tools_value(&value, first_page);
+        }
+    }
+
+    fn learn_tools_value(&mut self, value: &Value, first_page: bool) {
         if first_page {
-            self.catalog = ToolCatalog::from_tools_list(&value);
+            self.catalog = ToolCatalog::from_tools_list(value);
         } else {
-            self.catalog.extend_from_tools_list(&value);
+            self.catalog.extend_from_tools_list(value);
         }
         let last_page = value.get("nextCursor").is_none_or(Value::is_null);
         let whole = first_page || self.catalog_state != CatalogState::Unknown;
@@ -556,6 +820,23 @@ impl Shaper {
         self.log.push(record);
     }
 }
+
+/// The members of a request's `_meta` that a client without a handshake sends in
+/// every request (`io.modelcontextprotocol/…`: its revision, identity, capabilities),
+/// for the shaper's own requests; `None` unless the revision is among them (then the
+/// client is one of 2026-07-28, R2/R3).
+fn stateless_meta(meta: Option<&Map<String, Value>>) -> Option<Map<String, Value>> {
+    let meta = meta?;
+    meta.contains_key(PROTOCOL_VERSION_META_KEY).then(|| {
+        meta.iter()
+            .filter(|(key, _)| key.starts_with(META_KEY_PREFIX))
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect()
+    })
+}
+
+/// The namespace of the MCP specification's own `_meta` keys.
+const META_KEY_PREFIX: &str = "io.modelcontextprotocol/";
 
 /// What a pending `tools/call` was.
 struct ToolCall {

@@ -64,8 +64,19 @@ fn requests() -> Vec<String> {
     .collect()
 }
 
-/// The answer lines of one session, in request order.
+/// The answer lines of one session of [`requests`], in request order.
 fn session(python: &Path, through_proxy: bool, middleware: bool) -> Vec<String> {
+    session_of(&requests(), python, through_proxy, middleware)
+}
+
+/// The answer lines of one session of `requests` (the first an `initialize`), in
+/// request order.
+fn session_of(
+    requests: &[String],
+    python: &Path,
+    through_proxy: bool,
+    middleware: bool,
+) -> Vec<String> {
     let mut server = vec![python.to_str().unwrap().to_owned(), script()];
     if middleware {
         server.push("--middleware".into());
@@ -90,7 +101,7 @@ fn session(python: &Path, through_proxy: bool, middleware: bool) -> Vec<String> 
     let mut stdin = child.stdin.take().unwrap();
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut answers = Vec::new();
-    for (n, request) in requests().into_iter().enumerate() {
+    for (n, request) in requests.iter().enumerate() {
         writeln!(stdin, "{request}").unwrap();
         stdin.flush().unwrap();
         if n == 0 {
@@ -116,18 +127,62 @@ fn parse(line: &str) -> Value {
     serde_json::from_str(line).unwrap()
 }
 
-#[test]
-fn fastmcp_behind_the_proxy() {
-    let Some(python) = python() else {
+/// The venv's python, or `None` after saying why the test is skipped (a failure
+/// with `CI=true`).
+fn python_or_skip(test: &str) -> Option<PathBuf> {
+    let python = python();
+    if python.is_none() {
         assert!(
             std::env::var("CI").as_deref() != Ok("true"),
             "CI=true but target/fastmcp-venv is missing: .ci/run must create it"
         );
         println!(
-            "SKIPPED fastmcp_behind_the_proxy: no fastmcp venv at target/fastmcp-venv \
+            "SKIPPED {test}: no fastmcp venv at target/fastmcp-venv \
              (create it with: python3 -m venv target/fastmcp-venv && \
              target/fastmcp-venv/bin/pip install fastmcp==4.1.6)"
         );
+    }
+    python
+}
+
+#[test]
+fn fastmcp_a_misspelt_tool_called_before_any_listing_gets_e8() {
+    let Some(python) = python_or_skip("fastmcp_a_misspelt_tool_called_before_any_listing_gets_e8")
+    else {
+        return;
+    };
+    let requests = [
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "probe-client", "version": "9.9"}}})
+        .to_string(),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+               "params": {"name": "takes_in", "arguments": {"count": 1}}})
+        .to_string(),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+               "params": {"name": "takes_int", "arguments": {"count": 1}}})
+        .to_string(),
+    ];
+    for middleware in [false, true] {
+        let direct = session_of(&requests, &python, false, middleware);
+        let proxied = session_of(&requests, &python, true, middleware);
+        assert_eq!(direct[0], proxied[0], "initialize");
+        // fastmcp says so its own way (an isError result, or -32001 behind its
+        // middleware); the proxy listed the tools itself and says E8, with the hint.
+        assert_ne!(direct[1], proxied[1]);
+        assert_eq!(
+            proxied[1],
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: takes_in","data":{"suggestion":"Did you mean 'takes_int'?"}}}"#,
+            "middleware: {middleware}"
+        );
+        // The listing's answer is not the client's: the next line answers the next call.
+        assert_eq!(direct[2], proxied[2], "a small result, byte-identical");
+    }
+}
+
+#[test]
+fn fastmcp_behind_the_proxy() {
+    let Some(python) = python_or_skip("fastmcp_behind_the_proxy") else {
         return;
     };
 

@@ -102,6 +102,81 @@ fn shapes_a_session_and_passes_the_rest_byte_identical() {
     assert!(logged[0].contains(r#""level":"error""#) && logged[0].contains(r#""tool":"fail""#));
 }
 
+/// The proxy in front of the fixture server with `FIXTURE_TOOLS_LIST=<listing>`, after
+/// the handshake and no listing by the client.
+fn fixture_listing(listing: &str) -> Proxy {
+    let server = support::fixture_server();
+    let env = format!("FIXTURE_TOOLS_LIST={listing}");
+    let mut proxy = Proxy::start(&[], &["env", &env, server.to_str().unwrap()]);
+    proxy.send(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"probe-client","version":"9.9"}}}"#);
+    assert_eq!(proxy.json()["id"], 0);
+    proxy.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    proxy
+}
+
+#[test]
+fn e8_from_the_first_call_the_proxy_lists_the_tools_itself() {
+    // `echo` is on the second page; `late`: the server answers the call before the list.
+    for listing in ["paged", "paged,late"] {
+        let mut proxy = fixture_listing(listing);
+        proxy.send_json(&call(json!(1), "ech", json!({})));
+        assert_eq!(
+            proxy.line().unwrap(),
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: ech","data":{"suggestion":"Did you mean 'echo'?"}}}"#,
+            "{listing}"
+        );
+        // The listing's answers never reach the client: the next line answers the next call.
+        proxy.send_json(&call(json!(2), "echo", json!({"text": "hi"})));
+        assert_eq!(
+            proxy.line().unwrap(),
+            r#"{"id":2,"jsonrpc":"2.0","result":{"content":[{"text":"hi","type":"text"}]}}"#
+        );
+        let (rest, status, stderr) = proxy.finish();
+        assert!(rest.is_empty(), "{rest:?}");
+        assert!(status.success());
+        if listing.contains("late") {
+            assert!(
+                stderr.contains("listing late \"backstop/tools/list#1\""),
+                "{stderr}"
+            );
+        }
+    }
+}
+
+#[test]
+fn e8_a_listing_that_fails_releases_the_held_answer_as_the_server_gave_it() {
+    let mut proxy = fixture_listing("late,error");
+    proxy.send_json(&call(json!(1), "ech", json!({})));
+    assert_eq!(
+        proxy.json(),
+        json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32602, "message": "Unknown tool: ech"}}),
+        "without a catalog, the server's own answer"
+    );
+    proxy.send_json(&call(json!(2), "fail", json!({})));
+    assert_eq!(proxy.json()["result"]["isError"], true, "J1 still holds");
+    let (rest, status, _) = proxy.finish();
+    assert!(rest.is_empty(), "{rest:?}");
+    assert!(status.success());
+}
+
+#[test]
+fn e8_a_server_that_never_answers_the_listing_does_not_hold_the_answer_forever() {
+    let mut proxy = fixture_listing("never");
+    proxy.send_json(&call(json!(1), "ech", json!({})));
+    // Held for the listing, then sent on as the server gave it (B1: never a hang).
+    assert_eq!(
+        proxy.json(),
+        json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -32602, "message": "Unknown tool: ech"}})
+    );
+    // No second wait: a server that did not list is not asked again.
+    proxy.send_json(&call(json!(2), "echo", json!({"text": "hi"})));
+    assert_eq!(proxy.json()["result"]["content"][0]["text"], "hi");
+    let (rest, status, stderr) = proxy.finish();
+    assert!(rest.is_empty(), "{rest:?}");
+    assert!(status.success());
+    assert_eq!(stderr.matches("not listing").count(), 1, "{stderr}");
+}
+
 #[test]
 fn a_crash_mid_call_answers_every_pending_request_and_exits_with_its_code() {
     let mut proxy = Proxy::fixture(&[]);

@@ -601,3 +601,437 @@ fn b1_a_result_that_is_not_one_passes_as_it_came() {
         assert_eq!(server(&mut shaper, &line), None, "{line:.80}");
     }
 }
+
+// ---- B4 ------------------------------------------------------------------------
+
+/// Ways a string literal's bytes can fail to be JSON that a lenient reader skims over:
+/// bytes that are not UTF-8 (a stray continuation byte, an overlong encoding, a
+/// surrogate encoded as UTF-8 — CESU-8 —, a sequence cut short, a code point above
+/// U+10FFFF) and `\u` escapes of UTF-16 surrogates that are not a high–low pair.
+const NOT_JSON_IN_A_STRING: &[&[u8]] = &[
+    b"\xff",
+    b"\x80",
+    b"\xc0\xaf",
+    b"\xe0\x80\xaf",
+    b"\xed\xa0\x80",
+    b"\xe2\x82",
+    b"\xf4\x90\x80\x80",
+    br"\ud800",
+    br"\udfff",
+    br"\udc00\ud800",
+    br"\ud83d\u0041",
+    br"\ud83dx",
+];
+
+/// A tools/call response over a 300-byte cap with `@` marking the places a string's
+/// bytes may be spoiled: the envelope's `jsonrpc`, a member the shaper skips, a result
+/// member it keeps, the text it cuts, and a content block's member.
+const OVER_THE_CAP: &str = r#"{"jsonrpc":"2.0@","id":1,"trace":"t@","result":{"_meta":{"k":"@"},"content":[{"type":"text","text":"@TEXT","annotations":{"a":"@"}}]}}"#;
+
+fn over_the_cap_spoiled(place: usize, bad: &[u8]) -> Vec<u8> {
+    let template =
+        OVER_THE_CAP.replace("TEXT", &"line of output\n".repeat(60).replace('\n', "\\n"));
+    let mut line = Vec::new();
+    for (n, part) in template.split('@').enumerate() {
+        if n > 0 && n == place {
+            line.extend_from_slice(bad);
+        }
+        line.extend_from_slice(part.as_bytes());
+    }
+    line
+}
+
+#[test]
+fn b4_a_line_that_is_not_json_is_never_rewritten() {
+    let places = OVER_THE_CAP.matches('@').count();
+    // Unspoiled, the response is over the cap and gets cut: the shaper would rewrite it.
+    let mut shaper = shaper_at("2025-06-18", Limit::new(300).unwrap());
+    call(&mut shaper, json!(1), "capture_pane", json!({}));
+    assert!(
+        server(
+            &mut shaper,
+            std::str::from_utf8(&over_the_cap_spoiled(0, b"")).unwrap()
+        )
+        .is_some()
+    );
+    for bad in NOT_JSON_IN_A_STRING {
+        for place in 1..=places {
+            let line = over_the_cap_spoiled(place, bad);
+            assert!(
+                serde_json::from_slice::<Value>(&line).is_err(),
+                "not JSON: {}",
+                String::from_utf8_lossy(&line)
+            );
+            let mut shaper = shaper_at("2025-06-18", Limit::new(300).unwrap());
+            call(&mut shaper, json!(1), "capture_pane", json!({}));
+            assert_eq!(
+                shaper.server_message(&line),
+                Forward::Unchanged,
+                "B4: {bad:?} at place {place} is forwarded as it came"
+            );
+        }
+    }
+}
+
+#[test]
+fn b4_an_error_or_a_batch_element_that_is_not_json_is_never_rewritten() {
+    for bad in NOT_JSON_IN_A_STRING {
+        let splice = |template: &str| -> Vec<u8> {
+            let (head, tail) = template.split_once('@').unwrap();
+            [head.as_bytes(), bad, tail.as_bytes()].concat()
+        };
+        // An error the shaper would convert (J1), with a member it skips spoiled.
+        let mut first = shaper();
+        call(&mut first, json!(1), "capture_pane", json!({}));
+        let error =
+            splice(r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"boom","x":"@"}}"#);
+        assert_eq!(
+            first.server_message(&error),
+            Forward::Unchanged,
+            "B4: {bad:?}"
+        );
+        // A batch whose first element the shaper would convert, the second spoiled.
+        let mut second = shaper();
+        call(&mut second, json!(1), "capture_pane", json!({}));
+        let batch = splice(
+            r#"[{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"boom"}},{"jsonrpc":"2.0","method":"m","params":{"p":"@"}}]"#,
+        );
+        assert_eq!(
+            second.server_message(&batch),
+            Forward::Unchanged,
+            "B4: {bad:?}"
+        );
+    }
+}
+
+proptest! {
+    /// B4 for any place: spoil an over-the-cap response or a convertible error anywhere
+    /// with bytes that are not JSON in a string; whatever is not JSON to serde_json's
+    /// strict parser is forwarded as it came.
+    #[test]
+    fn b4_only_json_is_rewritten(
+        at in any::<prop::sample::Index>(),
+        bad in prop::sample::select(NOT_JSON_IN_A_STRING),
+        error in any::<bool>(),
+    ) {
+        let valid = if error {
+            br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Internal error: boom","data":{"d":"x"}},"x":"y"}"#.to_vec()
+        } else {
+            over_the_cap_spoiled(0, b"")
+        };
+        let at = at.index(valid.len() + 1);
+        let line = [&valid[..at], bad, &valid[at..]].concat();
+        let mut shaper = shaper_at("2025-06-18", Limit::new(300).unwrap());
+        call(&mut shaper, json!(1), "capture_pane", json!({}));
+        let forward = shaper.server_message(&line);
+        if serde_json::from_slice::<Value>(&line).is_err() {
+            prop_assert_eq!(forward, Forward::Unchanged, "{}", String::from_utf8_lossy(&line));
+        }
+    }
+}
+
+// ---- E8 from the first call: the shaper's own listing -----------------------------
+
+const OWN_LIST_1: &str = "backstop/tools/list#1";
+
+/// Route a client message; the message itself always goes on unchanged.
+fn route_client(shaper: &mut Shaper, message: &Value) -> Vec<Value> {
+    let route = shaper.route_client_message(&serde_json::to_vec(message).unwrap());
+    assert_eq!(
+        route.forward,
+        Some(Forward::Unchanged),
+        "client messages pass"
+    );
+    assert!(route.to_client.is_empty());
+    route
+        .to_server
+        .iter()
+        .map(|bytes| serde_json::from_slice(bytes).unwrap())
+        .collect()
+}
+
+/// A shaper through the handshake of `probe-client 9.9` on the route API, no listing.
+fn routed_session() -> Shaper {
+    let mut shaper = Shaper::default();
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "probe-client", "version": "9.9"}}});
+    assert!(route_client(&mut shaper, &init).is_empty());
+    let answer =
+        br#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{}}}"#;
+    assert_eq!(
+        shaper.route_server_message(answer).forward,
+        Some(Forward::Unchanged)
+    );
+    // The server takes requests only after `notifications/initialized`.
+    assert!(route_client(&mut shaper, &call_message(json!(99), "takes_int")).is_empty());
+    shaper.route_server_message(br#"{"jsonrpc":"2.0","id":99,"result":{"content":[]}}"#);
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert!(route_client(&mut shaper, &initialized).is_empty());
+    shaper
+}
+
+fn call_message(id: Value, tool: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": {}}})
+}
+
+fn page(id: &str, tools: &[&str], next: Option<&str>) -> String {
+    let tools: Vec<Value> = tools.iter().map(|name| json!({"name": name})).collect();
+    let mut result = json!({"tools": tools});
+    if let Some(cursor) = next {
+        result["nextCursor"] = json!(cursor);
+    }
+    json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string()
+}
+
+const UNKNOWN_TAKE_INT: &str =
+    r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: take_int"}}"#;
+
+#[test]
+fn e8_a_call_before_any_listing_makes_the_shaper_list_the_tools_page_by_page() {
+    let mut shaper = routed_session();
+    let sent = route_client(&mut shaper, &call_message(json!(1), "take_int"));
+    assert_eq!(
+        sent,
+        [json!({"jsonrpc": "2.0", "id": OWN_LIST_1, "method": "tools/list"})],
+        "its own request, under an id of its own"
+    );
+    assert_eq!(shaper.pending().len(), 1, "the listing is not the client's");
+    // The server answers the call before the listing: held.
+    let held = shaper.route_server_message(UNKNOWN_TAKE_INT.as_bytes());
+    assert_eq!(held, backstop_jsonrpc::Route::default());
+    // The first page asks for the next one; neither is forwarded.
+    let first =
+        shaper.route_server_message(page(OWN_LIST_1, &["capture_pane"], Some("p2")).as_bytes());
+    assert_eq!(first.forward, None);
+    assert!(first.to_client.is_empty());
+    let next: Vec<Value> = first
+        .to_server
+        .iter()
+        .map(|b| serde_json::from_slice(b).unwrap())
+        .collect();
+    assert_eq!(
+        next,
+        [
+            json!({"jsonrpc": "2.0", "id": "backstop/tools/list#2", "method": "tools/list", "params": {"cursor": "p2"}})
+        ]
+    );
+    let last =
+        shaper.route_server_message(page("backstop/tools/list#2", &["takes_int"], None).as_bytes());
+    assert_eq!(last.forward, None);
+    assert!(last.to_server.is_empty());
+    let released: Vec<String> = last
+        .to_client
+        .into_iter()
+        .map(|b| String::from_utf8(b).unwrap())
+        .collect();
+    assert_eq!(
+        released,
+        [
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: take_int","data":{"suggestion":"Did you mean 'takes_int'?"}}}"#
+        ],
+        "E8 against the whole listing"
+    );
+    assert!(shaper.catalog().contains("takes_int") && shaper.catalog().contains("capture_pane"));
+    // The catalog is complete: the next call lists nothing.
+    assert!(route_client(&mut shaper, &call_message(json!(2), "takes_int")).is_empty());
+    assert!(shaper.pending().len() == 1);
+}
+
+#[test]
+fn e8_own_listing_keeps_the_order_of_everything_the_server_sends_meanwhile() {
+    let mut shaper = routed_session();
+    route_client(&mut shaper, &call_message(json!(1), "take_int"));
+    route_client(
+        &mut shaper,
+        &json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}),
+    );
+    // Before anything needs the catalog, nothing is held.
+    let progress =
+        br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}"#;
+    assert_eq!(
+        shaper.route_server_message(progress).forward,
+        Some(Forward::Unchanged)
+    );
+    // The call's answer is held, and so is all that comes after it.
+    let after: [&[u8]; 3] = [
+        UNKNOWN_TAKE_INT.as_bytes(),
+        br#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}"#,
+        br#"{"jsonrpc":"2.0","id":2,"result":{}}"#,
+    ];
+    for line in after {
+        assert_eq!(shaper.route_server_message(line).forward, None);
+    }
+    let done = shaper.route_server_message(page(OWN_LIST_1, &["takes_int"], None).as_bytes());
+    assert_eq!(done.to_client.len(), 3);
+    assert!(String::from_utf8_lossy(&done.to_client[0]).contains("Did you mean 'takes_int'?"));
+    assert_eq!(done.to_client[1], after[1], "B1: unchanged, in order");
+    assert_eq!(done.to_client[2], after[2]);
+}
+
+#[test]
+fn e8_a_failed_listing_releases_the_held_answer_as_the_server_gave_it() {
+    let mut shaper = routed_session();
+    route_client(&mut shaper, &call_message(json!(1), "take_int"));
+    assert_eq!(
+        shaper
+            .route_server_message(UNKNOWN_TAKE_INT.as_bytes())
+            .forward,
+        None
+    );
+    let error = format!(
+        r#"{{"jsonrpc":"2.0","id":"{OWN_LIST_1}","error":{{"code":-32601,"message":"Method not found"}}}}"#
+    );
+    let released = shaper.route_server_message(error.as_bytes());
+    assert_eq!(
+        released.forward, None,
+        "the listing's answer is the shaper's own"
+    );
+    assert_eq!(
+        released.to_client,
+        [UNKNOWN_TAKE_INT.as_bytes()],
+        "without a catalog: as it came"
+    );
+    // A server that cannot list is not asked again on every call …
+    assert!(route_client(&mut shaper, &call_message(json!(2), "take_int")).is_empty());
+    // … until its tool list changes.
+    let changed = br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#;
+    assert_eq!(
+        shaper.route_server_message(changed).forward,
+        Some(Forward::Unchanged)
+    );
+    let sent = route_client(&mut shaper, &call_message(json!(3), "take_int"));
+    assert_eq!(sent[0]["id"], "backstop/tools/list#2");
+}
+
+#[test]
+fn e8_the_listing_refreshes_after_list_changed() {
+    let mut shaper = routed_session();
+    route_client(&mut shaper, &call_message(json!(1), "a"));
+    shaper.route_server_message(page(OWN_LIST_1, &["a"], None).as_bytes());
+    assert_eq!(
+        shaper
+            .route_server_message(br#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#)
+            .forward,
+        Some(Forward::Unchanged)
+    );
+    let changed = br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#;
+    assert_eq!(
+        shaper.route_server_message(changed).forward,
+        Some(Forward::Unchanged)
+    );
+    let sent = route_client(&mut shaper, &call_message(json!(2), "bb"));
+    assert_eq!(
+        sent,
+        [json!({"jsonrpc": "2.0", "id": "backstop/tools/list#2", "method": "tools/list"})]
+    );
+    assert_eq!(
+        shaper
+            .route_server_message(
+                br#"{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"Unknown tool: bb"}}"#
+            )
+            .forward,
+        None
+    );
+    let done = shaper.route_server_message(page("backstop/tools/list#2", &["b"], None).as_bytes());
+    let e8: Value = serde_json::from_slice(&done.to_client[0]).unwrap();
+    assert_eq!(
+        e8["error"]["data"]["suggestion"], "Did you mean 'b'?",
+        "the new listing"
+    );
+}
+
+#[test]
+fn e8_a_client_without_a_handshake_gets_its_2026_meta_on_the_listing() {
+    let mut shaper = Shaper::default();
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "stateless", "version": "2"},
+        "progressToken": 7});
+    let call = json!({"jsonrpc": "2.0", "id": "c1", "method": "tools/call",
+        "params": {"name": "take_int", "arguments": {}, "_meta": meta}});
+    let sent = route_client(&mut shaper, &call);
+    assert_eq!(
+        sent,
+        [
+            json!({"jsonrpc": "2.0", "id": OWN_LIST_1, "method": "tools/list", "params": {"_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "stateless", "version": "2"}}}})
+        ],
+        "R2/R3: the revision and identity, not the call's progress token"
+    );
+    // A client with neither a handshake nor the 2026 _meta: the server may not be
+    // ready for requests, so the shaper sends none.
+    let mut late = Shaper::default();
+    assert!(route_client(&mut late, &call_message(json!(1), "take_int")).is_empty());
+}
+
+#[test]
+fn e8_when_the_server_dies_mid_listing_the_held_answer_goes_first() {
+    let mut shaper = routed_session();
+    route_client(&mut shaper, &call_message(json!(1), "take_int"));
+    route_client(&mut shaper, &call_message(json!(2), "capture_pane"));
+    assert_eq!(
+        shaper
+            .route_server_message(UNKNOWN_TAKE_INT.as_bytes())
+            .forward,
+        None
+    );
+    let lines = shaper.answer_pending(&ProtocolError::new(-32603, "gone"));
+    let lines: Vec<String> = lines
+        .into_iter()
+        .map(|l| String::from_utf8(l).unwrap())
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            UNKNOWN_TAKE_INT,
+            r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"gone"}}"#,
+        ],
+        "the held answer as it came, then the pending request; never the listing"
+    );
+}
+
+#[test]
+fn e8_holding_is_bounded() {
+    let mut shaper = routed_session();
+    route_client(&mut shaper, &call_message(json!(1), "take_int"));
+    assert_eq!(
+        shaper
+            .route_server_message(UNKNOWN_TAKE_INT.as_bytes())
+            .forward,
+        None
+    );
+    let note = br#"{"jsonrpc":"2.0","method":"notifications/message"}"#;
+    for _ in 1..backstop_jsonrpc::listing::MAX_HELD_MESSAGES {
+        assert_eq!(shaper.route_server_message(note).forward, None);
+    }
+    // One more: the bound is passed; everything goes, in order, undecided.
+    let route = shaper.route_server_message(note);
+    assert_eq!(
+        route.to_client.len(),
+        backstop_jsonrpc::listing::MAX_HELD_MESSAGES
+    );
+    assert_eq!(route.to_client[0], UNKNOWN_TAKE_INT.as_bytes());
+    assert_eq!(route.forward, Some(Forward::Unchanged));
+    // The listing's late answer is still the shaper's own.
+    let late = shaper.route_server_message(page(OWN_LIST_1, &["takes_int"], None).as_bytes());
+    assert_eq!(late, backstop_jsonrpc::Route::default());
+    assert!(shaper.catalog().contains("takes_int"));
+}
+
+proptest! {
+    /// B4's check says yes exactly when serde_json's strict parser does, on the JSON
+    /// its lenient skimming accepts: strings made of escapes, surrogate halves in every
+    /// order, backslash runs of both parities and bytes that are not UTF-8.
+    #[test]
+    fn b4_the_check_agrees_with_serde_json(pieces in prop::collection::vec(prop::sample::select(vec![
+        r"\u", r"\\", r"\\u", "d83d", "de00", "D800", "dfff", "0041", r"\n", "u", "x", "é", "\u{1F600}",
+    ]), 0..12), bad in prop::sample::select(vec![&b""[..], b"\xff", b"\xed\xa0\x80"])) {
+        let body = pieces.concat();
+        let line = [br#"{"a":""#, body.as_bytes(), bad, br#"","b":1}"#].concat();
+        if serde_json::from_slice::<serde::de::IgnoredAny>(&line).is_ok() {
+            let strict = serde_json::from_slice::<Value>(&line).is_ok();
+            prop_assert_eq!(backstop_jsonrpc::message::strict_json_text(&line).is_some(), strict, "{}", String::from_utf8_lossy(&line));
+        }
+    }
+}
