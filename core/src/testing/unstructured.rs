@@ -198,7 +198,10 @@ fn node(
         }
         4 => {
             let text = format!("id-{}", lower(u, 300)?);
-            (json!({"type": "string", "pattern": "^id-[a-z]*$"}), Value::from(text))
+            (
+                json!({"type": "string", "pattern": "^id-[a-z]*$"}),
+                Value::from(text),
+            )
         }
         5 => {
             let text = lower(u, 300)?;
@@ -208,8 +211,14 @@ fn node(
             let text = lower(u, 300)?;
             (json!({"const": text.clone()}), Value::from(text))
         }
-        7 => (json!({"type": "integer"}), Value::from(u.arbitrary::<i64>()?)),
-        8 => (json!({"type": "boolean"}), Value::from(u.arbitrary::<bool>()?)),
+        7 => (
+            json!({"type": "integer"}),
+            Value::from(u.arbitrary::<i64>()?),
+        ),
+        8 => (
+            json!({"type": "boolean"}),
+            Value::from(u.arbitrary::<bool>()?),
+        ),
         9 => (json!({"type": "null"}), Value::Null),
         10 => object_node(u, depth, defs, false)?,
         11 => {
