@@ -107,6 +107,40 @@ def shaper_regressions():
         yield b"\n".join([b"#transcript", call, line])
 
 
+def structured_cases():
+    """Results with structuredContent and the output schemas real servers advertise:
+    fastmcp's pydantic model (and its `{"result": …}` wrapper for plain returns), rmcp's
+    Json<T> with a list, constraints that forbid a cut, and L15 c."""
+    log = "step ok\n" * 600 + "BUILD PASSED"
+    report = {"type": "object", "required": ["summary", "lines", "log"], "properties": {
+        "summary": {"type": "string"}, "lines": {"type": "integer"}, "log": {"type": "string"}}}
+    value = {"summary": "build", "lines": 600, "log": log}
+    yield {"cap": 1000, "schema": report, "result": {
+        "content": [{"type": "text", "text": json.dumps(value, separators=(",", ":"))}],
+        "structuredContent": value}}
+    yield {"cap": 1000, "schema": report, "result": {
+        "content": [{"type": "text", "text": json.dumps(value, indent=2, ensure_ascii=True)}],
+        "structuredContent": value, "isError": True}}
+    wrapped = {"type": "object", "properties": {"result": {"type": "string"}},
+               "required": ["result"], "x-fastmcp-wrap-result": True}
+    yield {"cap": 800, "schema": wrapped, "result": {
+        "content": [{"type": "text", "text": log}], "structuredContent": {"result": log}}}
+    entries = [{"level": "warn" if i % 7 == 0 else "info", "message": f"event {i} {FAMILY}"}
+               for i in range(200)]
+    listing = {"$defs": {"Entry": {"type": "object", "required": ["level", "message"],
+                                   "properties": {"level": {"enum": ["info", "warn"]},
+                                                  "message": {"type": "string", "minLength": 3}}}},
+               "type": "object", "properties": {
+                   "entries": {"type": "array", "minItems": 2, "items": {"$ref": "#/$defs/Entry"}},
+                   "next": {"anyOf": [{"type": "string", "pattern": "^c[0-9]+$"}, {"type": "null"}]}}}
+    yield {"cap": 1500, "schema": listing, "result": {
+        "structuredContent": {"entries": entries, "next": "c200"}, "_meta": {"trace": "t" * 300}}}
+    pinned = {"type": "object", "properties": {"digest": {"type": "string", "format": "byte"}}}
+    yield {"cap": 500, "schema": pinned, "result": {"structuredContent": {"digest": "QUJD" * 400}}}
+    yield {"cap": 600, "schema": None, "result": {
+        "content": [{"type": "text", "text": "\x1b[31m" + log}], "structuredContent": [log, [log]]}}
+
+
 def write(target, cases):
     """One file a case, named by its hash; bytes are written as they are. Files named
     crash-… are inputs a fuzzer crashed on, kept as regression seeds as it wrote them."""
@@ -126,3 +160,4 @@ write("limit", ({"cap": 1000, "line_align": align, "result": r}
 write("error_result", error_cases())
 write("validation_text", [b"\x00" * 8, b"not-an-int", bytes(range(64))])
 write("shaper", [*transcripts(), *shaper_regressions()])
+write("structured", structured_cases())
