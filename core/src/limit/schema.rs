@@ -75,6 +75,10 @@ const KNOWN: &[&str] = &[
 /// Deeper `$ref` chains than this are taken for cycles: the value stays as it is.
 const MAX_DEPTH: usize = 32;
 
+/// The most schemas looked at for one value: a schema whose branches multiply
+/// (`anyOf` of `$ref`s back to itself) is not understood rather than walked for ever.
+const MAX_SCHEMAS: usize = 512;
+
 /// A schema construct this module does not understand: the value under it is kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct NotUnderstood;
@@ -99,7 +103,7 @@ impl<'s> Applicable<'s> {
             exclusive: false,
         };
         if let Some(schema) = schema {
-            applicable.collect(schema, value, 0)?;
+            applicable.collect(schema, value, 0, &mut { MAX_SCHEMAS })?;
         }
         Ok(applicable)
     }
@@ -112,13 +116,16 @@ impl<'s> Applicable<'s> {
         }
     }
 
-    /// Add `schema` and every schema it brings in for `value`.
+    /// Add `schema` and every schema it brings in for `value`, counting each schema
+    /// looked at against `work`.
     fn collect(
         &mut self,
         schema: &'s Value,
         value: &Value,
         depth: usize,
+        work: &mut usize,
     ) -> Result<(), NotUnderstood> {
+        *work = work.checked_sub(1).ok_or(NotUnderstood)?;
         let map = match schema {
             Value::Bool(true) => return Ok(()),
             Value::Object(map) => map,
@@ -134,11 +141,11 @@ impl<'s> Applicable<'s> {
         self.schemas.push(map);
         if let Some(reference) = map.get("$ref") {
             let target = self.resolve(reference)?;
-            self.collect(target, value, depth + 1)?;
+            self.collect(target, value, depth + 1, work)?;
         }
         if let Some(all) = map.get("allOf") {
             for schema in all.as_array().ok_or(NotUnderstood)? {
-                self.collect(schema, value, depth + 1)?;
+                self.collect(schema, value, depth + 1, work)?;
             }
         }
         for (keyword, exclusive) in [("anyOf", false), ("oneOf", true)] {
@@ -147,7 +154,7 @@ impl<'s> Applicable<'s> {
             };
             for branch in branches.as_array().ok_or(NotUnderstood)? {
                 let mut applies = self.child();
-                applies.collect(branch, value, depth + 1)?;
+                applies.collect(branch, value, depth + 1, work)?;
                 if applies.schemas.iter().all(|s| admits_type(s, value)) {
                     self.schemas.extend(applies.schemas);
                     self.exclusive |= exclusive || applies.exclusive;
@@ -216,12 +223,13 @@ impl<'s> Applicable<'s> {
     /// The schemas that apply to one item of the array this applies to.
     pub(super) fn item(&self, item: &Value) -> Result<Self, NotUnderstood> {
         let mut applicable = self.child();
+        let mut work = MAX_SCHEMAS;
         for schema in &self.schemas {
             if let Some(items) = schema.get("items") {
                 if items.is_array() {
                     return Err(NotUnderstood); // A tuple (draft 4–7 `items: [...]`).
                 }
-                applicable.collect(items, item, 1)?;
+                applicable.collect(items, item, 1, &mut work)?;
             }
         }
         Ok(applicable)
@@ -230,15 +238,16 @@ impl<'s> Applicable<'s> {
     /// The schemas that apply to the member `key` of the object this applies to.
     pub(super) fn member(&self, key: &str, member: &Value) -> Result<Self, NotUnderstood> {
         let mut applicable = self.child();
+        let mut work = MAX_SCHEMAS;
         for schema in &self.schemas {
             let declared = schema
                 .get("properties")
                 .and_then(Value::as_object)
                 .and_then(|p| p.get(key));
             match (declared, schema.get("additionalProperties")) {
-                (Some(property), _) => applicable.collect(property, member, 1)?,
+                (Some(property), _) => applicable.collect(property, member, 1, &mut work)?,
                 (None, Some(Value::Bool(false))) => return Err(NotUnderstood),
-                (None, Some(additional)) => applicable.collect(additional, member, 1)?,
+                (None, Some(additional)) => applicable.collect(additional, member, 1, &mut work)?,
                 (None, None) => {}
             }
         }
@@ -355,6 +364,9 @@ mod tests {
         assert!(Applicable::root(Some(&remote), &value).is_err());
         let cycle = json!({"$defs": {"a": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"});
         assert!(Applicable::root(Some(&cycle), &value).is_err());
+        // Branches that multiply at each level: given up on, not walked 3^32 times.
+        let fan = json!({"anyOf": [{"$ref": "#"}, {"$ref": "#"}, {"$ref": "#"}]});
+        assert!(Applicable::root(Some(&fan), &value).is_err());
     }
 
     #[test]
