@@ -72,11 +72,8 @@ const KNOWN: &[&str] = &[
     "writeOnly",
 ];
 
-/// Deeper `$ref` chains than this are taken for cycles: the value stays as it is.
-const MAX_DEPTH: usize = 32;
-
-/// The most schemas looked at for one value: a schema whose branches multiply
-/// (`anyOf` of `$ref`s back to itself) is not understood rather than walked for ever.
+/// The most schemas looked at for one value: a `$ref` cycle, or branches that multiply
+/// (`anyOf` of `$ref`s back to itself), is not understood rather than walked for ever.
 const MAX_SCHEMAS: usize = 512;
 
 /// A schema construct this module does not understand: the value under it is kept.
@@ -103,7 +100,7 @@ impl<'s> Applicable<'s> {
             exclusive: false,
         };
         if let Some(schema) = schema {
-            applicable.collect(schema, value, 0, &mut { MAX_SCHEMAS })?;
+            applicable.collect(schema, value, &mut { MAX_SCHEMAS })?;
         }
         Ok(applicable)
     }
@@ -122,7 +119,6 @@ impl<'s> Applicable<'s> {
         &mut self,
         schema: &'s Value,
         value: &Value,
-        depth: usize,
         work: &mut usize,
     ) -> Result<(), NotUnderstood> {
         *work = work.checked_sub(1).ok_or(NotUnderstood)?;
@@ -131,21 +127,20 @@ impl<'s> Applicable<'s> {
             Value::Object(map) => map,
             _ => return Err(NotUnderstood),
         };
-        if depth > MAX_DEPTH
-            || map
-                .keys()
-                .any(|k| !KNOWN.contains(&k.as_str()) && !k.starts_with("x-"))
+        if map
+            .keys()
+            .any(|k| !KNOWN.contains(&k.as_str()) && !k.starts_with("x-"))
         {
             return Err(NotUnderstood);
         }
         self.schemas.push(map);
         if let Some(reference) = map.get("$ref") {
             let target = self.resolve(reference)?;
-            self.collect(target, value, depth + 1, work)?;
+            self.collect(target, value, work)?;
         }
         if let Some(all) = map.get("allOf") {
             for schema in all.as_array().ok_or(NotUnderstood)? {
-                self.collect(schema, value, depth + 1, work)?;
+                self.collect(schema, value, work)?;
             }
         }
         for (keyword, exclusive) in [("anyOf", false), ("oneOf", true)] {
@@ -154,7 +149,7 @@ impl<'s> Applicable<'s> {
             };
             for branch in branches.as_array().ok_or(NotUnderstood)? {
                 let mut applies = self.child();
-                applies.collect(branch, value, depth + 1, work)?;
+                applies.collect(branch, value, work)?;
                 if applies.schemas.iter().all(|s| admits_type(s, value)) {
                     self.schemas.extend(applies.schemas);
                     self.exclusive |= exclusive || applies.exclusive;
@@ -229,7 +224,7 @@ impl<'s> Applicable<'s> {
                 if items.is_array() {
                     return Err(NotUnderstood); // A tuple (draft 4–7 `items: [...]`).
                 }
-                applicable.collect(items, item, 1, &mut work)?;
+                applicable.collect(items, item, &mut work)?;
             }
         }
         Ok(applicable)
@@ -245,9 +240,9 @@ impl<'s> Applicable<'s> {
                 .and_then(Value::as_object)
                 .and_then(|p| p.get(key));
             match (declared, schema.get("additionalProperties")) {
-                (Some(property), _) => applicable.collect(property, member, 1, &mut work)?,
+                (Some(property), _) => applicable.collect(property, member, &mut work)?,
                 (None, Some(Value::Bool(false))) => return Err(NotUnderstood),
-                (None, Some(additional)) => applicable.collect(additional, member, 1, &mut work)?,
+                (None, Some(additional)) => applicable.collect(additional, member, &mut work)?,
                 (None, None) => {}
             }
         }
