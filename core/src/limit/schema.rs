@@ -189,7 +189,8 @@ impl<'s> Applicable<'s> {
         self.any("enum") || self.any("const")
     }
 
-    /// How many characters a cut string must keep, or `None` if it may not be cut.
+    /// How many characters a cut string must keep, or `None` if it may not be cut
+    /// (besides [`is_pinned`](Self::is_pinned), which forbids every cut).
     pub(super) fn string_min_chars(&self) -> Option<usize> {
         let forbidden = [
             "pattern",
@@ -198,18 +199,16 @@ impl<'s> Applicable<'s> {
             "contentMediaType",
             "contentSchema",
         ];
-        if self.is_pinned()
-            || forbidden.iter().any(|k| self.any(k))
-            || (self.exclusive && self.any("maxLength"))
-        {
+        if forbidden.iter().any(|k| self.any(k)) || (self.exclusive && self.any("maxLength")) {
             return None;
         }
         Some(self.max_of("minLength"))
     }
 
-    /// How many items a cut array must keep, or `None` if it may not lose any.
+    /// How many items a cut array must keep, or `None` if it may not lose any (besides
+    /// [`is_pinned`](Self::is_pinned)).
     pub(super) fn array_min_items(&self) -> Option<usize> {
-        if self.is_pinned() || (self.exclusive && self.any("maxItems")) {
+        if self.exclusive && self.any("maxItems") {
             return None;
         }
         Some(self.max_of("minItems"))
@@ -293,8 +292,6 @@ mod tests {
             (json!({"type": "string", "maxLength": 9}), Some(0)),
             (json!({"type": "string", "pattern": "^t"}), None),
             (json!({"type": "string", "format": "date-time"}), None),
-            (json!({"enum": ["text", "other"]}), None),
-            (json!({"const": "text"}), None),
             (json!({"contentEncoding": "base64"}), None),
             (json!(true), Some(0)),
         ] {
@@ -304,6 +301,10 @@ mod tests {
                 "{schema}"
             );
         }
+        for pinned in [json!({"enum": ["text", "other"]}), json!({"const": "text"})] {
+            assert!(root(&pinned, &value).is_pinned(), "{pinned}");
+        }
+        assert!(!root(&json!({"type": "string"}), &value).is_pinned());
         assert!(Applicable::root(Some(&json!({"not": {"type": "null"}})), &value).is_err());
         assert!(Applicable::root(Some(&json!(false)), &value).is_err());
     }
@@ -319,6 +320,11 @@ mod tests {
         assert_eq!(root(&one_of, &value).string_min_chars(), None);
         let any_of_max = json!({"anyOf": [{"type": "string", "maxLength": 2}, {"type": "string"}]});
         assert_eq!(root(&any_of_max, &value).string_min_chars(), Some(0));
+        let items = json!(["a", "b", "c"]);
+        let arrays = json!({"oneOf": [{"type": "array", "maxItems": 2}, {"type": "array"}]});
+        assert_eq!(root(&arrays, &items).array_min_items(), None);
+        let any_arrays = json!({"anyOf": [{"type": "array", "maxItems": 2}, {"type": "array"}]});
+        assert_eq!(root(&any_arrays, &items).array_min_items(), Some(0));
         let ignored = json!({"oneOf": [{"type": "integer", "maxLength": 2}, {"type": "string"}]});
         assert_eq!(root(&ignored, &value).string_min_chars(), Some(0));
     }
