@@ -261,9 +261,7 @@ fn admits_type(schema: &Map<String, Value>, value: &Value) -> bool {
         | (Some("string"), Value::String(_))
         | (Some("array"), Value::Array(_))
         | (Some("object"), Value::Object(_)) => true,
-        (Some("integer"), Value::Number(n)) => {
-            n.is_i64() || n.is_u64() || n.as_f64().is_some_and(|f| f.fract() == 0.0)
-        }
+        (Some("integer"), Value::Number(n)) => n.as_f64().is_some_and(|f| f.fract() == 0.0),
         _ => false,
     };
     let nullable = value.is_null() && schema.get("nullable") == Some(&Value::Bool(true));
@@ -383,6 +381,11 @@ mod tests {
     fn integer_and_nullable_types_are_admitted() {
         let s = |v: Value| v.as_object().unwrap().clone();
         assert!(admits_type(&s(json!({"type": "integer"})), &json!(3)));
+        assert!(admits_type(&s(json!({"type": "integer"})), &json!(-3)));
+        assert!(admits_type(
+            &s(json!({"type": "integer"})),
+            &json!(u64::MAX)
+        ));
         assert!(admits_type(&s(json!({"type": "integer"})), &json!(3.0)));
         assert!(!admits_type(&s(json!({"type": "integer"})), &json!(3.5)));
         assert!(admits_type(

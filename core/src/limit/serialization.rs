@@ -256,6 +256,19 @@ mod tests {
     }
 
     #[test]
+    fn strings_shorter_than_long_are_compared_whole() {
+        let text = "y".repeat(LONG_STRING - 1);
+        let value = json!({"note": text});
+        let mut other = text.clone();
+        other.replace_range(LONG_STRING - 2.., "z");
+        assert!(!is_serialization_of(
+            &json!({"note": other}).to_string(),
+            &value
+        ));
+        assert!(is_serialization_of(&value.to_string(), &value));
+    }
+
+    #[test]
     fn a_long_string_is_compared_by_its_head() {
         let log = "line\n".repeat(LONG_STRING);
         let value = json!({"log": log, "summary": "s"});
