@@ -613,10 +613,10 @@ impl<'a> Boundaries<'a> {
         loop {
             match self.cursor.is_boundary(self.window, self.window_start) {
                 Ok(answer) => return answer,
-                Err(GraphemeIncomplete::PreContext(at)) if at > 0 => self.provide_context(at),
-                // Cannot happen for a window that runs to the end of the text; a plain
-                // character boundary is the safe answer.
-                Err(_) => return self.window.is_char_boundary(pos - self.window_start),
+                Err(GraphemeIncomplete::PreContext(at)) => self.provide_context(at),
+                // Cannot happen for a window that runs to the end of the text, and every
+                // position asked about is a character boundary.
+                Err(_) => return true,
             }
         }
     }
@@ -634,12 +634,10 @@ impl<'a> Boundaries<'a> {
         loop {
             match self.cursor.next_boundary(self.window, self.window_start) {
                 Ok(next) => return next.unwrap_or(end),
-                Err(GraphemeIncomplete::PreContext(at)) if at > 0 => self.provide_context(at),
-                Err(_) => {
-                    // Fall back to the next character boundary.
-                    let rest = &self.window[pos - self.window_start..];
-                    return pos + rest.chars().next().map_or(0, char::len_utf8).max(1);
-                }
+                Err(GraphemeIncomplete::PreContext(at)) => self.provide_context(at),
+                // Cannot happen for a window that runs to the end of the text; the end
+                // is always allowed.
+                Err(_) => return end,
             }
         }
     }

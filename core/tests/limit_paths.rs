@@ -1,0 +1,149 @@
+//! The limiter's rarely taken paths, each reached on purpose and checked with the rule
+//! oracles of `backstop_core::testing::checks` (L2–L12; grapheme boundaries from
+//! `unicode-segmentation`'s iterator over the whole text).
+//!
+//! - The copied window of the joined text starts at most `escape::LOOKBACK` (4 KiB)
+//!   before the cut. When the cut lies inside a grapheme context longer than that — a
+//!   run of regional indicators, an emoji ZWJ sequence or a Devanagari conjunct with a
+//!   long run of marks — the grapheme cursor asks for the text before the window
+//!   (`GraphemeIncomplete::PreContext`), which comes from outside it (L8, L10).
+//! - Several text blocks cut where the `\n\n` joins and multi-byte characters meet
+//!   the 4 KiB reading chunks (L3, L4, L10).
+//! - An error result whose `_meta` is too large keeps its E3–E5 keys (L6).
+
+use backstop_core::testing::checks::check_limit;
+use backstop_core::{Content, Limit, MetaKept, ToolResult};
+use unicode_segmentation::UnicodeSegmentation;
+
+/// Check L2–L12 on `result` at each cap of `caps`, line-aligned and not; the kept
+/// tails (the text after the header line).
+fn check_caps(result: &ToolResult, caps: std::ops::Range<usize>) -> Vec<String> {
+    let mut tails = Vec::new();
+    for cap in caps {
+        for line_align in [false, true] {
+            let limit = Limit::new(cap).unwrap().line_aligned(line_align);
+            let limited = check_limit(&limit, result)
+                .unwrap_or_else(|v| panic!("cap {cap}, line_align {line_align}: {v}"));
+            let text = limited.result.content[0].as_text().unwrap();
+            let tail = text.split_once('\n').map_or("", |(_, tail)| tail);
+            tails.push(tail.to_owned());
+        }
+    }
+    tails
+}
+
+/// The length of the longest grapheme cluster of `text`.
+fn longest_cluster(text: &str) -> usize {
+    text.graphemes(true).map(str::len).max().unwrap_or(0)
+}
+
+/// Kills: `provide_context` replaced by `()` (the cursor asks again forever),
+/// `is_grapheme_boundary` replaced by `true` (a flag split in two), and any wrong
+/// context from `Joined::chunk_ending_at` (the pair count's parity flips).
+#[test]
+fn a_cut_deep_inside_a_run_of_flags_keeps_whole_flags() {
+    // 3,001 regional indicators after one letter: whole flags pair up from the start
+    // of the run, 12 KB before the cut, so the window alone cannot tell the pairing.
+    let run: String = std::iter::repeat_n(['\u{1F1EB}', '\u{1F1F7}'], 1500)
+        .flatten()
+        .chain(['\u{1F1EA}'])
+        .collect();
+    let text = format!("x{run}");
+    let result = ToolResult::text(text.clone());
+    for tail in check_caps(&result, 1_200..1_212) {
+        assert!(!tail.is_empty());
+        // An even number of indicators before the cut: the kept ones start a flag.
+        let dropped = text.len() - tail.len() - 1;
+        assert_eq!(dropped % 8, 0, "cut after {dropped} bytes of flags");
+    }
+}
+
+/// Kills: `provide_context` replaced by `()`, `next_grapheme` falling back to the end
+/// (nothing kept), and an emoji ZWJ sequence split between its ZWJ and its emoji.
+#[test]
+fn a_cut_deep_inside_an_emoji_zwj_sequence_drops_the_whole_sequence() {
+    // 👍, 3,000 combining marks (6 KB), ZWJ, 👍: one grapheme cluster.
+    let cluster = format!("👍{}\u{200D}👍", "\u{301}".repeat(3000));
+    assert_eq!(longest_cluster(&cluster), cluster.len());
+    let result = ToolResult::text(format!("start\n{cluster}and the tail"));
+    for tail in check_caps(&result, 600..606) {
+        assert_eq!(tail, "and the tail");
+    }
+}
+
+/// Kills the same, through the Indic conjunct rule (GB9c): a consonant, a long run of
+/// viramas, a consonant.
+#[test]
+fn a_cut_deep_inside_a_devanagari_conjunct_drops_the_whole_conjunct() {
+    let cluster = format!("क{}ष", "\u{94D}".repeat(2500));
+    assert_eq!(longest_cluster(&cluster), cluster.len());
+    let result = ToolResult::text(format!("start\n{cluster}and the tail"));
+    for tail in check_caps(&result, 600..606) {
+        assert_eq!(tail, "and the tail");
+    }
+}
+
+/// A cut whose window starts exactly where a block starts: the context before the
+/// window is the `\n\n` join.
+#[test]
+fn context_before_the_window_can_be_the_join_of_two_blocks() {
+    let flags: String = std::iter::repeat_n('\u{1F1EB}', 2000).collect();
+    let result = ToolResult {
+        content: vec![Content::text("head"), Content::text(flags)],
+        ..ToolResult::default()
+    };
+    check_caps(&result, 1_000..1_040);
+}
+
+/// Blocks of multi-byte characters, escapes and empty blocks, cut at every cap of a
+/// range: where the budget runs out inside a 4 KiB reading chunk, at a join, or in
+/// the middle of a UTF-8 sequence.
+#[test]
+fn cuts_across_block_joins_and_multi_byte_characters() {
+    let blocks = [
+        "é".repeat(3000),
+        String::new(),
+        "😀".repeat(1500),
+        "\u{1b}[0m\"q\"\\".repeat(700),
+        "€".repeat(1365) + "é",
+    ];
+    let result = ToolResult {
+        content: blocks.iter().map(Content::text).collect(),
+        ..ToolResult::default()
+    };
+    for cap in [4_001, 9_333, 14_662, 21_005] {
+        check_caps(&result, cap..cap + 2);
+    }
+}
+
+/// Kills: `delete !` in `Cutter::kept_meta`'s `!fits` check (error keys that fit
+/// would be dropped, leaving the header alone).
+#[test]
+fn an_error_with_oversized_meta_keeps_its_error_keys_that_fit() {
+    let mut error = ToolResult::text("E".repeat(5000))
+        .with_meta("error_type", "not_found".into())
+        .with_meta("suggestion", "Call list_panes first.".into())
+        .with_meta("trace", "t".repeat(5000).into());
+    error.is_error = Some(true);
+    let limited = check_limit(&Limit::new(1_000).unwrap(), &error).unwrap();
+    assert_eq!(limited.truncation.unwrap().meta, MetaKept::ErrorKeys);
+    let meta = limited.result.meta.unwrap();
+    assert_eq!(meta["error_type"], "not_found");
+    assert_eq!(meta["suggestion"], "Call list_panes first.");
+    assert!(!meta.contains_key("trace"));
+    assert_eq!(limited.result.is_error, Some(true));
+}
+
+/// An error key that alone is over the cap: nothing of `_meta` can stay, the header
+/// alone is sent, `isError` kept (L6's last resort).
+#[test]
+fn an_error_key_over_the_cap_leaves_the_header_alone() {
+    let mut error = ToolResult::text("E".repeat(5000))
+        .with_meta("suggestion", "s".repeat(5000).into())
+        .with_meta("trace", "t".into());
+    error.is_error = Some(true);
+    let limited = check_limit(&Limit::new(1_000).unwrap(), &error).unwrap();
+    assert_eq!(limited.truncation.unwrap().meta, MetaKept::Nothing);
+    assert!(limited.result.meta.is_none());
+    assert_eq!(limited.result.is_error, Some(true));
+}
