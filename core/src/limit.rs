@@ -517,9 +517,10 @@ impl<'a> Cutter<'a> {
         }
         // L9: the next line start, if it is near the start of the kept window.
         let reach = ((end - grapheme_cut) / 4).min(LINE_ALIGN_MAX_BYTES);
-        // Line breaks from the byte just before the grapheme cut, `reach` bytes on.
+        // Line breaks from the byte just before the grapheme cut, `reach` bytes on: in
+        // the window, as `reach` is at most a quarter of the tail.
         let first = grapheme_cut - 1 - window_start;
-        let near = &window.as_bytes()[first..=(first + reach).min(window.len() - 1)];
+        let near = &window.as_bytes()[first..=first + reach];
         for (i, &byte) in near.iter().enumerate() {
             if byte == b'\n' {
                 let line_start = window_start + first + i + 1;
@@ -594,7 +595,8 @@ impl<'a> Boundaries<'a> {
     /// The smallest allowed position at or after `pos` (the end is always allowed).
     fn allowed_at_or_after(&mut self, mut pos: usize) -> usize {
         let end = self.joined.len();
-        while pos < end {
+        // Every step lands at or before the end.
+        while pos != end {
             if !self.is_grapheme_boundary(pos) {
                 pos = self.next_grapheme(pos);
             } else if let Some(seq_end) =

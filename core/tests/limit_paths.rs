@@ -147,3 +147,42 @@ fn an_error_key_over_the_cap_leaves_the_header_alone() {
     assert!(limited.result.meta.is_none());
     assert_eq!(limited.result.is_error, Some(true));
 }
+
+/// Line-aligned cuts (L9) in a long text: the window starts far into the text, the
+/// next line start is near or out of reach, lines end in `\n` or `\r\n`.
+#[test]
+fn line_aligned_cuts_deep_in_a_long_text() {
+    let text: String = (0..1500)
+        .map(|n| {
+            let end = if n % 5 == 0 { "\r\n" } else { "\n" };
+            format!("line {n} {}{end}", "x".repeat(n % 37))
+        })
+        .collect();
+    let result = ToolResult::text(text);
+    for cap in [2_000, 2_007, 9_001, 9_013] {
+        check_caps(&result, cap..cap + 2);
+    }
+    // One line longer than the reach of L9: the cut stays at a grapheme boundary.
+    let long_line = ToolResult::text(format!("{}\nend", "y".repeat(40_000)));
+    for tail in check_caps(&long_line, 9_000..9_002) {
+        assert!(tail.starts_with('y') && tail.ends_with("\nend"));
+    }
+}
+
+/// The text fits whole once a large non-text block is dropped: the cut keeps all of
+/// it (a cut at 0, where L9 has no line to look for).
+#[test]
+fn a_result_whose_text_fits_once_its_image_is_dropped() {
+    let result = ToolResult {
+        content: vec![
+            Content::text("first line\nsecond line"),
+            Content::Other(serde_json::json!({
+                "type": "image", "mimeType": "image/png", "data": "A".repeat(10_000)
+            })),
+        ],
+        ..ToolResult::default()
+    };
+    for tail in check_caps(&result, 400..402) {
+        assert_eq!(tail, "first line\nsecond line");
+    }
+}
