@@ -40,7 +40,7 @@ fn sequence_end(text: &str, start: usize) -> usize {
             if in_range(i, 0x40, 0x7E) { i + 1 } else { i }
         }
         b']' | b'P' | b'X' | b'^' | b'_' => {
-            i += 1;
+            // The scan starts on the introducer, which ends nothing.
             while i < limit {
                 match bytes[i] {
                     BEL => return i + 1,

@@ -115,11 +115,11 @@ impl<'a> Joined<'a> {
         }
     }
 
-    /// The piece holding the byte at `pos`.
+    /// The piece holding the byte at `pos`, or the last piece when `pos` is past it.
     fn piece_at(&self, pos: usize) -> Option<(usize, &'a str)> {
         let index = self.pieces.partition_point(|&(start, _)| start <= pos);
-        let (start, piece) = *self.pieces.get(index.checked_sub(1)?)?;
-        (pos < start + piece.len()).then_some((start, piece))
+        // Inside the text never an empty block: a separator starts where one does.
+        self.pieces.get(index.checked_sub(1)?).copied()
     }
 
     /// A chunk of the joined text that ends at `end` (a character boundary), with the
@@ -211,7 +211,7 @@ mod against_a_real_join {
     }
 
     proptest! {
-        #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+        #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
 
         #[test]
         fn matches_the_real_join(
