@@ -37,9 +37,9 @@ fn longest_cluster(text: &str) -> usize {
     text.graphemes(true).map(str::len).max().unwrap_or(0)
 }
 
-/// Kills: `provide_context` replaced by `()` (the cursor asks again forever),
-/// `is_grapheme_boundary` replaced by `true` (a flag split in two), and any wrong
-/// context from `Joined::chunk_ending_at` (the pair count's parity flips).
+/// Kills `Boundaries::provide_context` replaced by `()` (the cursor asks for the same
+/// context forever: a cargo-mutants timeout). Without the context from before the
+/// window, the pairing of the flags is unknown and a flag can be split in two.
 #[test]
 fn a_cut_deep_inside_a_run_of_flags_keeps_whole_flags() {
     // 3,001 regional indicators after one letter: whole flags pair up from the start
@@ -58,8 +58,8 @@ fn a_cut_deep_inside_a_run_of_flags_keeps_whole_flags() {
     }
 }
 
-/// Kills: `provide_context` replaced by `()`, `next_grapheme` falling back to the end
-/// (nothing kept), and an emoji ZWJ sequence split between its ZWJ and its emoji.
+/// The same through the emoji rule (GB11): without the context from before the
+/// window, the sequence would be split between its ZWJ and its last emoji.
 #[test]
 fn a_cut_deep_inside_an_emoji_zwj_sequence_drops_the_whole_sequence() {
     // 👍, 3,000 combining marks (6 KB), ZWJ, 👍: one grapheme cluster.
@@ -71,8 +71,8 @@ fn a_cut_deep_inside_an_emoji_zwj_sequence_drops_the_whole_sequence() {
     }
 }
 
-/// Kills the same, through the Indic conjunct rule (GB9c): a consonant, a long run of
-/// viramas, a consonant.
+/// The same through the Indic conjunct rule (GB9c): a consonant, a long run of
+/// viramas, a consonant. Kills `provide_context` replaced by `()` (a timeout).
 #[test]
 fn a_cut_deep_inside_a_devanagari_conjunct_drops_the_whole_conjunct() {
     let cluster = format!("क{}ष", "\u{94D}".repeat(2500));
@@ -95,9 +95,10 @@ fn context_before_the_window_can_be_the_join_of_two_blocks() {
     check_caps(&result, 1_000..1_040);
 }
 
-/// Blocks of multi-byte characters, escapes and empty blocks, cut at every cap of a
-/// range: where the budget runs out inside a 4 KiB reading chunk, at a join, or in
-/// the middle of a UTF-8 sequence.
+/// Blocks of multi-byte characters, escapes and empty blocks, cut at caps where the
+/// budget runs out inside a 4 KiB reading chunk, at a join, or in the middle of a
+/// UTF-8 sequence. Kills `!=` replaced by `==` in `Boundaries::allowed_at_or_after`
+/// (a cut inside an escape sequence).
 #[test]
 fn cuts_across_block_joins_and_multi_byte_characters() {
     let blocks = [
@@ -135,7 +136,8 @@ fn an_error_with_oversized_meta_keeps_its_error_keys_that_fit() {
 }
 
 /// An error key that alone is over the cap: nothing of `_meta` can stay, the header
-/// alone is sent, `isError` kept (L6's last resort).
+/// alone is sent, `isError` kept (L6's last resort). Kills `header_only` replaced by
+/// `Default::default()` and its `is_error` field deleted.
 #[test]
 fn an_error_key_over_the_cap_leaves_the_header_alone() {
     let mut error = ToolResult::text("E".repeat(5000))
@@ -149,7 +151,9 @@ fn an_error_key_over_the_cap_leaves_the_header_alone() {
 }
 
 /// Line-aligned cuts (L9) in a long text: the window starts far into the text, the
-/// next line start is near or out of reach, lines end in `\n` or `\r\n`.
+/// next line start is near or out of reach, lines end in `\n` or `\r\n`. Kills
+/// `Limit::is_line_aligned` replaced by `true` or `false`, and `||` replaced by `&&`
+/// in `Cutter::find_cut` (an unaligned cut aligned anyway).
 #[test]
 fn line_aligned_cuts_deep_in_a_long_text() {
     let text: String = (0..1500)
