@@ -617,9 +617,10 @@ fn find_cut<'a>(
     }
     // L9: the next line start, if it is near the start of the kept window.
     let reach = ((end - grapheme_cut) / 4).min(LINE_ALIGN_MAX_BYTES);
-    // Line breaks from the byte just before the grapheme cut, `reach` bytes on.
+    // Line breaks from the byte just before the grapheme cut, `reach` bytes on: in
+    // the window, as `reach` is at most a quarter of the tail.
     let first = grapheme_cut - 1 - window_start;
-    let near = &window.as_bytes()[first..=(first + reach).min(window.len() - 1)];
+    let near = &window.as_bytes()[first..=first + reach];
     for (i, &byte) in near.iter().enumerate() {
         if byte == b'\n' {
             let line_start = window_start + first + i + 1;
@@ -694,7 +695,8 @@ impl<'a> Boundaries<'a> {
     /// The smallest allowed position at or after `pos` (the end is always allowed).
     fn allowed_at_or_after(&mut self, mut pos: usize) -> usize {
         let end = self.joined.len();
-        while pos < end {
+        // Every step lands at or before the end.
+        while pos != end {
             if !self.is_grapheme_boundary(pos) {
                 pos = self.next_grapheme(pos);
             } else if let Some(seq_end) =
@@ -713,10 +715,10 @@ impl<'a> Boundaries<'a> {
         loop {
             match self.cursor.is_boundary(self.window, self.window_start) {
                 Ok(answer) => return answer,
-                Err(GraphemeIncomplete::PreContext(at)) if at > 0 => self.provide_context(at),
-                // Cannot happen for a window that runs to the end of the text; a plain
-                // character boundary is the safe answer.
-                Err(_) => return self.window.is_char_boundary(pos - self.window_start),
+                Err(GraphemeIncomplete::PreContext(at)) => self.provide_context(at),
+                // Cannot happen for a window that runs to the end of the text, and every
+                // position asked about is a character boundary.
+                Err(_) => return true,
             }
         }
     }
@@ -734,12 +736,10 @@ impl<'a> Boundaries<'a> {
         loop {
             match self.cursor.next_boundary(self.window, self.window_start) {
                 Ok(next) => return next.unwrap_or(end),
-                Err(GraphemeIncomplete::PreContext(at)) if at > 0 => self.provide_context(at),
-                Err(_) => {
-                    // Fall back to the next character boundary.
-                    let rest = &self.window[pos - self.window_start..];
-                    return pos + rest.chars().next().map_or(0, char::len_utf8).max(1);
-                }
+                Err(GraphemeIncomplete::PreContext(at)) => self.provide_context(at),
+                // Cannot happen for a window that runs to the end of the text; the end
+                // is always allowed.
+                Err(_) => return end,
             }
         }
     }

@@ -150,7 +150,7 @@ pub struct Meter {
 pub struct OverLimit;
 
 /// Strings are counted in chunks of this many bytes between limit checks.
-const CHUNK: usize = 64 * 1024;
+const CHUNK: usize = 65_536;
 
 impl Meter {
     /// A meter that has counted nothing and allows `limit` bytes.

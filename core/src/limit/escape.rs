@@ -13,8 +13,11 @@ const BEL: u8 = 0x07;
 /// The longest escape sequence recognised; longer runs are text after that point.
 pub(crate) const MAX_SEQUENCE: usize = 4096;
 
-/// How far back from a position the start of a sequence enclosing it can lie.
-pub(crate) const LOOKBACK: usize = MAX_SEQUENCE + 1;
+/// How far back from a position the start of a sequence enclosing it can lie, at
+/// most: a sequence that starts at `s` ends by `s + MAX_SEQUENCE` (one byte later only
+/// when its `ESC \` straddles that limit, and a position between those two bytes is
+/// enclosed by the `ESC \` itself).
+pub(crate) const LOOKBACK: usize = MAX_SEQUENCE;
 
 /// The end (exclusive) of the escape sequence whose `ESC` is at `start`.
 fn sequence_end(text: &str, start: usize) -> usize {
@@ -37,7 +40,7 @@ fn sequence_end(text: &str, start: usize) -> usize {
             if in_range(i, 0x40, 0x7E) { i + 1 } else { i }
         }
         b']' | b'P' | b'X' | b'^' | b'_' => {
-            i += 1;
+            // The scan starts on the introducer, which ends nothing.
             while i < limit {
                 match bytes[i] {
                     BEL => return i + 1,
@@ -130,6 +133,74 @@ mod tests {
         assert_eq!(enclosing_end("\u{1b}", 1), None);
         assert_eq!(enclosing_end("\u{1b}\u{1b}[m", 1), None);
         assert_eq!(enclosing_end("\u{1b}\u{1b}[m", 2), Some(4));
+    }
+
+    #[test]
+    fn an_esc_inside_a_string_not_followed_by_a_backslash_starts_a_new_sequence() {
+        let text = "\u{1b}]0;title\u{1b}[31mred";
+        let csi = text.rfind('\u{1b}').unwrap();
+        assert_eq!(enclosing_end(text, 3), Some(csi));
+        assert_eq!(enclosing_end(text, csi), None);
+        assert_eq!(enclosing_end(text, csi + 1), Some(csi + 5));
+        assert_eq!(enclosing_end(text, csi + 5), None);
+    }
+
+    #[test]
+    fn spaces_belong_to_strings_and_to_intermediates() {
+        let osc = "\u{1b}]0;my title\u{7}$";
+        assert_eq!(
+            enclosing_end(osc, osc.find("title").unwrap()),
+            osc.find('$')
+        );
+        // DECSCUSR: CSI 2 SP q, a parameter, an intermediate, a final byte.
+        let csi = "\u{1b}[2 qX";
+        assert_eq!(sequence_end(csi, 0), 5);
+        assert_eq!(enclosing_end(csi, 4), Some(5));
+        // ESC SP F (S7C1T): an intermediate then a final byte.
+        assert_eq!(sequence_end("\u{1b} Fx", 0), 3);
+    }
+
+    #[test]
+    fn a_control_byte_ends_any_sequence() {
+        let csi = "\u{1b}[1\u{7}x";
+        assert_eq!(sequence_end(csi, 0), 3);
+        assert_eq!(enclosing_end(csi, 3), None);
+        let short = "\u{1b}(\nB";
+        assert_eq!(sequence_end(short, 0), 2);
+        assert_eq!(enclosing_end(short, 2), None);
+    }
+
+    #[test]
+    fn over_long_csi_ends_at_the_limit() {
+        let text = format!("\u{1b}[{}m", "1;".repeat(3000));
+        assert_eq!(sequence_end(&text, 0), MAX_SEQUENCE);
+        assert_eq!(enclosing_end(&text, MAX_SEQUENCE - 1), Some(MAX_SEQUENCE));
+        assert_eq!(enclosing_end(&text, MAX_SEQUENCE), None);
+    }
+
+    #[test]
+    fn over_long_string_ends_at_the_limit_or_the_char_boundary_before_it() {
+        let ascii = format!("\u{1b}]{}", "a".repeat(5000));
+        assert_eq!(sequence_end(&ascii, 0), MAX_SEQUENCE);
+        // é at odd offsets: the limit falls inside one, the end is the byte before.
+        let text = format!("\u{1b}]a{}", "é".repeat(3000));
+        assert!(!text.is_char_boundary(MAX_SEQUENCE));
+        assert_eq!(sequence_end(&text, 0), MAX_SEQUENCE - 1);
+    }
+
+    #[test]
+    fn the_farthest_enclosing_esc_is_found() {
+        let start = 10;
+        let text = format!("{}\u{1b}]{}", "b".repeat(start), "a".repeat(5000));
+        let end = start + MAX_SEQUENCE;
+        assert_eq!(sequence_end(&text, start), end);
+        assert_eq!(enclosing_end(&text, end - 1), Some(end));
+        assert_eq!(enclosing_end(&text, end), None);
+        // An ST straddling the limit: the position between its bytes is inside it.
+        let st = format!("\u{1b}]{}\u{1b}\\z", "a".repeat(MAX_SEQUENCE - 3));
+        assert_eq!(sequence_end(&st, 0), MAX_SEQUENCE + 1);
+        assert_eq!(enclosing_end(&st, MAX_SEQUENCE), Some(MAX_SEQUENCE + 1));
+        assert_eq!(enclosing_end(&st, MAX_SEQUENCE + 1), None);
     }
 
     #[test]

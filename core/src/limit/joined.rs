@@ -60,8 +60,8 @@ impl<'a> Joined<'a> {
                     continue;
                 }
                 // The budget runs out inside this chunk: go byte by byte.
-                while end > from {
-                    let cost = weights.of_byte(bytes[end - 1]);
+                for &byte in bytes[from..end].iter().rev() {
+                    let cost = weights.of_byte(byte);
                     if used + cost > budget {
                         break;
                     }
@@ -92,9 +92,9 @@ impl<'a> Joined<'a> {
     pub(crate) fn copy_from(&self, from: usize) -> String {
         let mut out = String::with_capacity(self.len - from);
         for &(start, piece) in &self.pieces {
-            let end = start + piece.len();
-            if end > from {
-                out.push_str(&piece[from.saturating_sub(start)..]);
+            // `None` for the pieces that end before `from`.
+            if let Some(rest) = piece.get(from.saturating_sub(start)..) {
+                out.push_str(rest);
             }
         }
         out
@@ -114,17 +114,18 @@ impl<'a> Joined<'a> {
         }
     }
 
-    /// The piece holding the byte at `pos`.
+    /// The piece holding the byte at `pos`, or the last piece when `pos` is past it.
     fn piece_at(&self, pos: usize) -> Option<(usize, &'a str)> {
         let index = self.pieces.partition_point(|&(start, _)| start <= pos);
-        let (start, piece) = *self.pieces.get(index.checked_sub(1)?)?;
-        (pos < start + piece.len()).then_some((start, piece))
+        // Inside the text never an empty block: a separator starts where one does.
+        self.pieces.get(index.checked_sub(1)?).copied()
     }
 
-    /// A chunk of the joined text that ends at `end` (a character boundary greater
-    /// than zero), with the offset at which it starts: context for a grapheme cursor.
+    /// A chunk of the joined text that ends at `end` (a character boundary), with the
+    /// offset at which it starts: context for a grapheme cursor. Empty only at the
+    /// start of the text, where a cursor needs no more context.
     pub(crate) fn chunk_ending_at(&self, end: usize) -> (&'a str, usize) {
-        match self.piece_at(end - 1) {
+        match end.checked_sub(1).and_then(|last| self.piece_at(last)) {
             Some((start, piece)) => (&piece[..end - start], start),
             None => ("", end),
         }
@@ -167,5 +168,131 @@ mod tests {
         assert_eq!(joined.chunk_ending_at(3), ("\n", 2));
         assert_eq!(joined.chunk_ending_at(6), ("cd", 4));
         assert_eq!(joined.floor_char_boundary(6), 6);
+    }
+}
+
+/// Every operation checked against the real join, on texts of several 4 KB chunks,
+/// multi-byte characters at chunk and piece edges, escapes that cost 2 or 6 bytes,
+/// and empty blocks.
+#[cfg(test)]
+mod against_a_real_join {
+    use super::*;
+    use proptest::prelude::*;
+
+    const FRAGMENTS: [&str; 9] = ["a", "é", "€", "😀", "\n", "\"", "\\", "\u{1b}", "\u{1}"];
+
+    /// A block: a few runs of one fragment each, short or long.
+    fn block() -> impl Strategy<Value = String> {
+        let run = (
+            prop::sample::select(&FRAGMENTS[..]),
+            prop_oneof![0usize..4, 500usize..2500],
+        );
+        prop::collection::vec(run, 0..4).prop_map(|runs| {
+            runs.into_iter()
+                .map(|(fragment, n)| fragment.repeat(n))
+                .collect()
+        })
+    }
+
+    /// The byte ranges of the pieces (blocks and separators) of `texts` joined.
+    fn piece_ranges(texts: &[String]) -> Vec<(usize, usize)> {
+        let mut ranges = Vec::new();
+        let mut at = 0;
+        for (i, text) in texts.iter().enumerate() {
+            if i > 0 {
+                ranges.push((at, at + 2));
+                at += 2;
+            }
+            ranges.push((at, at + text.len()));
+            at += text.len();
+        }
+        ranges
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 32, ..ProptestConfig::default() })]
+
+        #[test]
+        fn matches_the_real_join(
+            texts in prop::collection::vec(block(), 1..5),
+            picks in prop::collection::vec(any::<prop::sample::Index>(), 16),
+        ) {
+            let joined = Joined::new(texts.iter().map(String::as_str));
+            let real = texts.join(SEPARATOR);
+            prop_assert_eq!(joined.len(), real.len());
+            let bytes = real.as_bytes();
+            // suffix[i]: the escaped length of real[i..].
+            let mut suffix = vec![0; real.len() + 1];
+            for i in (0..real.len()).rev() {
+                suffix[i] = suffix[i + 1] + Weights::LITERAL.of_bytes(&bytes[i..=i]);
+            }
+            let ranges = piece_ranges(&texts);
+
+            // Positions at piece edges and 4 KB steps back from each piece's end.
+            let mut positions: Vec<usize> = Vec::new();
+            for &(start, end) in &ranges {
+                for k in 0..4 {
+                    if let Some(q) = end.checked_sub(k * CHUNK)
+                        && q >= start
+                    {
+                        positions.extend(q.saturating_sub(3)..=q + 3);
+                    }
+                }
+                positions.extend(start.saturating_sub(3)..=start + 3);
+            }
+            positions.extend(picks.iter().map(|i| i.index(real.len() + 1)));
+            positions.retain(|&q| q <= real.len());
+
+            let mut budgets: Vec<usize> = positions
+                .iter()
+                .flat_map(|&q| [suffix[q].saturating_sub(1), suffix[q], suffix[q] + 1])
+                .collect();
+            budgets.push(0);
+            budgets.push(suffix[0] + 7);
+            for budget in budgets {
+                let (p, used) = joined.tail_within(budget, Weights::LITERAL);
+                prop_assert!(real.is_char_boundary(p), "budget {}: {} is no boundary", budget, p);
+                prop_assert_eq!(used, suffix[p], "budget {}", budget);
+                prop_assert!(used <= budget);
+                if let Some(q) = (0..p).rev().find(|&q| real.is_char_boundary(q)) {
+                    prop_assert!(suffix[q] > budget, "budget {}: {} is not maximal", budget, p);
+                }
+            }
+
+            let last_start = ranges.last().unwrap().0;
+            for &q in positions.iter().filter(|&&q| real.is_char_boundary(q)) {
+                let tail = joined.tail_from(q);
+                prop_assert_eq!(&tail, &real[q..]);
+                // Borrowed exactly when the tail lies in the last piece.
+                prop_assert_eq!(matches!(tail, Cow::Borrowed(_)), q >= last_start);
+                let copy = joined.copy_from(q);
+                prop_assert_eq!(&copy, &real[q..]);
+                // Copied once, into a buffer of exactly its size.
+                prop_assert_eq!(copy.capacity(), real.len() - q);
+            }
+
+            for pos in 0..=real.len() + 2 {
+                let floor = (0..=pos.min(real.len()))
+                    .rev()
+                    .find(|&q| real.is_char_boundary(q))
+                    .unwrap();
+                prop_assert_eq!(joined.floor_char_boundary(pos), floor, "pos {}", pos);
+            }
+
+            for end in (0..=real.len()).filter(|&q| real.is_char_boundary(q)) {
+                let (chunk, start) = joined.chunk_ending_at(end);
+                prop_assert_eq!(start + chunk.len(), end);
+                prop_assert_eq!(chunk, &real[start..end]);
+                if end == 0 {
+                    prop_assert_eq!(start, 0);
+                } else {
+                    let &(piece_start, _) = ranges
+                        .iter()
+                        .find(|&&(s, e)| s < end && end <= e)
+                        .unwrap();
+                    prop_assert_eq!(start, piece_start, "end {}", end);
+                }
+            }
+        }
     }
 }
