@@ -256,6 +256,35 @@ mod tests {
     }
 
     #[test]
+    fn scalars_and_every_escape_are_compared_by_value() {
+        let value = json!({"n": 1, "s": "a/b\u{8}\u{c}\r\t\\"});
+        assert!(is_serialization_of(
+            r#"{"n": 1.0e0, "s": "a\/b\b\f\r\t\\"}"#,
+            &json!({"n": 1.0, "s": "a/b\u{8}\u{c}\r\t\\"})
+        ));
+        assert!(is_serialization_of(
+            r#"{"n":1,"s":"a\/b\b\f\r\t\\"}"#,
+            &value
+        ));
+        assert!(!is_serialization_of(
+            r#"{"n":2,"s":"a\/b\b\f\r\t\\"}"#,
+            &value
+        ));
+        assert!(!is_serialization_of(
+            r#"{"n":true,"s":"a\/b\b\f\r\t\\"}"#,
+            &value
+        ));
+        assert!(
+            !is_serialization_of(r#"{"n":1,"s":"a\qb"}"#, &value),
+            "not an escape"
+        );
+        assert!(!is_serialization_of(
+            r#"{"n":1,"s":"\ud800"}"#,
+            &json!({"n": 1, "s": "x"})
+        ));
+    }
+
+    #[test]
     fn strings_shorter_than_long_are_compared_whole() {
         let text = "y".repeat(LONG_STRING - 1);
         let value = json!({"note": text});
