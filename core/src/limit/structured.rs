@@ -526,26 +526,18 @@ impl<'a> StructuredCutter<'a> {
             b.as_text()
                 .is_some_and(|t| is_serialization_of(t, self.structured))
         });
-        let other: Vec<&str> = blocks
+        // The text blocks that are not the serialization, with their positions.
+        let other: Vec<(usize, &Content)> = blocks
             .iter()
             .enumerate()
-            .filter(|&(i, _)| Some(i) != serialization)
-            .filter_map(|(_, b)| b.as_text())
+            .filter(|&(i, b)| Some(i) != serialization && b.as_text().is_some())
             .collect();
-        let first_other = blocks
-            .iter()
-            .enumerate()
-            .position(|(i, b)| Some(i) != serialization && b.as_text().is_some());
         let texts = Texts {
             serialization,
-            serialization_first: serialization.is_some_and(|s| first_other.is_none_or(|o| s < o)),
-            other: Joined::new(other.iter().copied()),
-            other_blocks: blocks
-                .iter()
-                .enumerate()
-                .filter(|&(i, b)| Some(i) != serialization && b.as_text().is_some())
-                .map(|(_, b)| b)
-                .collect(),
+            serialization_first: serialization
+                .is_some_and(|s| other.first().is_none_or(|&(o, _)| s < o)),
+            other: Joined::new(other.iter().filter_map(|(_, b)| b.as_text())),
+            other_blocks: other.iter().map(|&(_, b)| b).collect(),
             non_text: blocks.iter().filter(|b| b.as_text().is_none()).count(),
         };
         let weights = if serialization.is_some() {
