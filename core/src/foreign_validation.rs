@@ -500,14 +500,7 @@ fn zod_message_problems(message: &str, path: Vec<String>, out: &mut Vec<Problem>
     } else if let Some(kind) = zod_type_message(message) {
         kind
     } else if let Some(keys) = unrecognized_keys(message) {
-        for key in keys {
-            let mut location = path.clone();
-            location.push(key.to_owned());
-            out.push(Problem {
-                location,
-                kind: ProblemKind::UnexpectedArgument,
-            });
-        }
+        push_unexpected(out, &path, keys);
         return;
     } else if let Some(kept) = kept_zod_message(message) {
         kept
@@ -647,14 +640,11 @@ fn zod_problems(issue: &Value, code: &str, path: Vec<String>, out: &mut Vec<Prob
         }
         "unrecognized_keys" => {
             let keys = issue.get("keys").and_then(Value::as_array);
-            for key in keys.into_iter().flatten().filter_map(Value::as_str) {
-                let mut location = path.clone();
-                location.push(key.to_owned());
-                out.push(Problem {
-                    location,
-                    kind: ProblemKind::UnexpectedArgument,
-                });
-            }
+            push_unexpected(
+                out,
+                &path,
+                keys.into_iter().flatten().filter_map(Value::as_str),
+            );
             return;
         }
         "too_small" | "too_big" => {
@@ -816,6 +806,22 @@ fn type_name_end(text: &str, at: usize) -> Option<usize> {
         .unwrap_or(name.len());
     let end = at + INPUT_TYPE.len() + len;
     (text[end..].is_empty() || text[end..].starts_with(']')).then_some(end)
+}
+
+/// One `UnexpectedArgument` problem per unrecognised key, located under `path`.
+fn push_unexpected<'k>(
+    out: &mut Vec<Problem>,
+    path: &[String],
+    keys: impl IntoIterator<Item = &'k str>,
+) {
+    for key in keys {
+        let mut location = path.to_vec();
+        location.push(key.to_owned());
+        out.push(Problem {
+            location,
+            kind: ProblemKind::UnexpectedArgument,
+        });
+    }
 }
 
 #[cfg(test)]
