@@ -20,7 +20,7 @@ use serde_json::Value;
 use crate::error_result::{CallContext, error_result, unknown_tool};
 use crate::failure::Failure;
 use crate::foreign_validation::redact_input_values;
-use crate::limit::{Limit, Truncation};
+use crate::limit::{HeldInPart, Limit, Truncation};
 use crate::log::LogRecord;
 use crate::protocol_error::ProtocolError;
 use crate::result::{Content, ToolResult};
@@ -186,6 +186,18 @@ pub struct Shaped {
     pub truncation: Option<Truncation>,
 }
 
+/// The longest first text block [`recognize_failure`] reads: a framework's report of
+/// a failure is never longer, and an adapter that streams a result need hold no more
+/// of a text to know it is none (SPEC B3).
+///
+/// ```
+/// use backstop_core::{ToolResult, call::{MAX_RECOGNIZED_BYTES, recognize_failure}};
+/// let mut result = ToolResult::text(format!("failed to deserialize parameters: {}", "x".repeat(MAX_RECOGNIZED_BYTES)));
+/// result.is_error = Some(true);
+/// assert!(recognize_failure(&result).is_none());
+/// ```
+pub const MAX_RECOGNIZED_BYTES: usize = 1 << 20;
+
 /// An argument-validation failure recognised in an `isError` result a framework built,
 /// such as rmcp's `failed to deserialize parameters: …` — so that it gets the V2 text
 /// without the rejected value (V3), every unrecognised name (V4) and the `_meta` keys.
@@ -204,6 +216,9 @@ pub fn recognize_failure(result: &ToolResult) -> Option<Failure> {
         return None;
     }
     let text = result.content.first()?.as_text()?;
+    if text.len() > MAX_RECOGNIZED_BYTES {
+        return None;
+    }
     let problems = match crate::foreign_validation::recognize(text) {
         Some(problems) => Some(problems),
         None => text.strip_prefix(RMCP_DESERIALIZE_PREFIX).map(|detail| {
@@ -336,6 +351,85 @@ pub fn shape_tool_call(
         response: Ok(limited.result),
         log,
         truncation: limited.truncation,
+    }
+}
+
+/// [`shape_tool_call`] for a result an adapter holds in part (`held`, SPEC B3): the
+/// same decision the whole result would get, or `None` where it cannot be made from
+/// what is held (then the adapter reads the result whole). What is not held is only
+/// ever in a text longer than [`MAX_RECOGNIZED_BYTES`] (so it is no recognised
+/// failure) and over the cap (so a cut drops it); an error result whose strings held
+/// in part may quote a rejected input (V3) is read whole, to be redacted.
+///
+/// In the returned [`Shaped`], a response with neither a log record nor a truncation
+/// means "send the result as it came": the result in it is only what was held.
+///
+/// ```
+/// use backstop_core::call::{ToolCatalog, shape_tool_call_in_part};
+/// use backstop_core::limit::HeldInPart;
+/// use backstop_core::{CallContext, Limit, ToolResult};
+/// let tail = "y".repeat(HeldInPart::min_held_bytes(1_000));
+/// let held = HeldInPart::default().with_text_head(0, 40_000_000);
+/// let shaped = shape_tool_call_in_part(&ToolCatalog::new(), &CallContext::new("t"),
+///     ToolResult::text(tail), &held, &Limit::new(1_000).unwrap()).unwrap();
+/// let text = shaped.response.unwrap().content[0].as_text().unwrap().to_owned();
+/// assert!(text.starts_with("[... truncated 400"));
+/// assert_eq!(shaped.truncation.unwrap().original_bytes, 40_000_000 + HeldInPart::min_held_bytes(1_000));
+/// ```
+pub fn shape_tool_call_in_part(
+    catalog: &ToolCatalog,
+    call: &CallContext,
+    result: ToolResult,
+    held: &HeldInPart,
+    limit: &Limit,
+) -> Option<Shaped> {
+    if held.is_whole() {
+        return Some(shape_tool_call(
+            catalog,
+            call,
+            Outcome::Result(result),
+            limit,
+        ));
+    }
+    if result.is_error()
+        && let Err(error) = catalog.check(&call.tool)
+    {
+        return Some(Shaped {
+            response: Err(error),
+            log: None,
+            truncation: None,
+        });
+    }
+    if let Some(failure) = recognize_failure(&result) {
+        // The first block is held whole, and the failure is all that is sent.
+        return Some(shape_tool_call(
+            catalog,
+            call,
+            Outcome::Failure(failure),
+            limit,
+        ));
+    }
+    if result.is_error() && held.may_quote_inputs() {
+        return None;
+    }
+    let (result, log) = redacted_error_result(result, call);
+    let truncation = match limit.applies_to(&call.tool) {
+        true => limit.truncate_in_part(&result, held).ok()?,
+        false => None,
+    };
+    match truncation {
+        Some(limited) => Some(Shaped {
+            response: Ok(limited.result),
+            log,
+            truncation: limited.truncation,
+        }),
+        // Sent as it came; unless it was redacted, which needs all of it.
+        None if log.is_some() => None,
+        None => Some(Shaped {
+            response: Ok(result),
+            log,
+            truncation: None,
+        }),
     }
 }
 

@@ -55,6 +55,11 @@ pub const TRUNCATION_META_KEY: &str = "backstop/truncation";
 /// (SPEC L6: the E3–E5 keys).
 pub const ERROR_META_KEYS: [&str; 3] = ["error_type", "expected", "suggestion"];
 
+/// How far before the window the cut can land in the grapheme-cluster rules look
+/// (L8): a cluster is judged with at most this much text before the window. It bounds
+/// what a cut reads (L13) and what a streaming adapter must hold of a text.
+pub const PRE_CONTEXT_BYTES: usize = 16 * 1024;
+
 /// A line break this close to the start of the kept window moves the cut to the next
 /// line (SPEC L9): within the first quarter of the window, and at most this many bytes.
 pub const LINE_ALIGN_MAX_BYTES: usize = 4096;
@@ -409,6 +414,156 @@ impl Limit {
     }
 }
 
+/// What an adapter that reads a result as it streams did not hold of it: for the text
+/// blocks whose head it let go, how many bytes of it (SPEC B3). A cut keeps at most the
+/// cap of the text, so a suffix of [`HeldInPart::min_held_bytes`] decides it exactly as
+/// the whole text would.
+///
+/// ```
+/// use backstop_core::limit::HeldInPart;
+/// let held = HeldInPart::default().with_text_head(0, 5_000_000);
+/// assert_eq!(held.text_head(0), 5_000_000);
+/// assert!(!held.is_whole());
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct HeldInPart {
+    /// `(block index, bytes of its head not held)`, for text blocks held in part.
+    text_heads: Vec<(usize, usize)>,
+    /// A block other than text holds a string held in part (any cut drops such a block).
+    other_blocks: bool,
+    /// A string not held whole may hold pydantic's `input_value=` (V3): an error result
+    /// with one must be read whole, its every fragment redacted.
+    may_quote_inputs: bool,
+}
+
+impl HeldInPart {
+    /// The least a text held in part must hold of its tail (in UTF-8 bytes) for a cap
+    /// of `max_bytes`: the cap, the longest escape sequence before it, and the
+    /// grapheme context before that (L8).
+    ///
+    /// ```
+    /// let least = backstop_core::limit::HeldInPart::min_held_bytes(1_000_000);
+    /// assert!(least > 1_000_000 && least < 1_100_000);
+    /// ```
+    pub fn min_held_bytes(max_bytes: usize) -> usize {
+        max_bytes + escape::LOOKBACK + PRE_CONTEXT_BYTES + 8
+    }
+
+    /// Text block `block` is held without its first `bytes` bytes.
+    ///
+    /// ```
+    /// let held = backstop_core::limit::HeldInPart::default().with_text_head(2, 10);
+    /// assert_eq!(held.text_head(2), 10);
+    /// assert_eq!(held.text_head(1), 0);
+    /// ```
+    pub fn with_text_head(mut self, block: usize, bytes: usize) -> Self {
+        self.text_heads.retain(|&(b, _)| b != block);
+        self.text_heads.push((block, bytes));
+        self
+    }
+
+    /// A block other than text is held in part (its data or blob, say).
+    ///
+    /// ```
+    /// assert!(!backstop_core::limit::HeldInPart::default().with_other_block().is_whole());
+    /// ```
+    pub fn with_other_block(mut self) -> Self {
+        self.other_blocks = true;
+        self
+    }
+
+    /// A string not held whole may hold `input_value=` or `input_type=` (V3).
+    ///
+    /// ```
+    /// let held = backstop_core::limit::HeldInPart::default().with_text_head(0, 9).quoting_inputs();
+    /// assert!(held.may_quote_inputs());
+    /// ```
+    pub fn quoting_inputs(mut self) -> Self {
+        self.may_quote_inputs = true;
+        self
+    }
+
+    /// The bytes of text block `block`'s head not held (0: held whole).
+    pub fn text_head(&self, block: usize) -> usize {
+        self.text_heads
+            .iter()
+            .find_map(|&(b, bytes)| (b == block).then_some(bytes))
+            .unwrap_or(0)
+    }
+
+    /// Whether everything is held.
+    pub fn is_whole(&self) -> bool {
+        self.text_heads.iter().all(|&(_, bytes)| bytes == 0) && !self.other_blocks
+    }
+
+    /// Whether a string not held whole may quote a rejected input (V3).
+    pub fn may_quote_inputs(&self) -> bool {
+        self.may_quote_inputs
+    }
+}
+
+impl Limit {
+    /// [`truncate`](Self::truncate) for a result held in part (`held`): the same cut
+    /// the whole result would get, or `Err(())` where it cannot be decided from what
+    /// is held — a result with `structuredContent`, or no text block, or a text held
+    /// in part with less than [`HeldInPart::min_held_bytes`] of the tail before it.
+    /// A result held in part is over the cap (what is not held is more than it).
+    ///
+    /// ```
+    /// use backstop_core::limit::HeldInPart;
+    /// use backstop_core::{Limit, ToolResult};
+    /// let limit = Limit::new(1_000).unwrap();
+    /// let whole = ToolResult::text("line\n".repeat(100_000));
+    /// let tail = "line\n".repeat(10_000);
+    /// let held = HeldInPart::default().with_text_head(0, 500_000 - tail.len());
+    /// let in_part = limit.truncate_in_part(&ToolResult::text(tail), &held).unwrap();
+    /// assert_eq!(in_part, limit.truncate(&whole));
+    /// ```
+    #[allow(clippy::result_unit_err)]
+    pub fn truncate_in_part(
+        &self,
+        result: &ToolResult,
+        held: &HeldInPart,
+    ) -> Result<Option<Limited>, ()> {
+        if held.is_whole() {
+            return Ok(self.truncate(result));
+        }
+        if !result.is_complete() {
+            return Ok(None);
+        }
+        if result.structured_content.is_some() {
+            return Err(());
+        }
+        let mut heads = Vec::new();
+        let mut non_text = 0;
+        for (index, content) in result.content.iter().enumerate() {
+            match content.as_text() {
+                Some(text) => heads.push((held.text_head(index), text)),
+                None => non_text += 1,
+            }
+        }
+        if heads.is_empty() {
+            return Err(());
+        }
+        let joined = Joined::held_in_part(heads);
+        if joined.len() - joined.held_from() < HeldInPart::min_held_bytes(self.max_bytes) {
+            return Err(());
+        }
+        let cutter = Cutter {
+            limit: self,
+            source: result,
+            joined: &joined,
+            non_text,
+        };
+        Ok(Some(
+            cutter
+                .cut(MetaKept::All)
+                .or_else(|| cutter.cut(MetaKept::ErrorKeys))
+                .unwrap_or_else(|| cutter.header_only()),
+        ))
+    }
+}
+
 /// The JSON of the members a cut replaces, for results with no text block.
 fn payload_json(result: &ToolResult) -> String {
     #[derive(Serialize)]
@@ -586,7 +741,8 @@ fn find_cut<'a>(
     // The window the cut can land in, with enough before it to see escape sequences.
     let window_start = joined.floor_char_boundary(lowest.saturating_sub(escape::LOOKBACK));
     let window = joined.tail_from(window_start);
-    let mut boundaries = Boundaries::new(joined, &window, window_start);
+    let context_start = joined.floor_char_boundary(window_start.saturating_sub(PRE_CONTEXT_BYTES));
+    let mut boundaries = Boundaries::new(joined, &window, window_start, context_start);
 
     // Walk forward over allowed positions, keeping the escaped tail length current.
     let mut tail = Tail {
@@ -674,20 +830,25 @@ impl Tail<'_> {
 }
 
 /// Allowed cut positions: grapheme-cluster boundaries outside escape sequences (L8).
+///
+/// The grapheme cursor sees the text from `base` on ([`PRE_CONTEXT_BYTES`] before the
+/// window) as if it started there: its positions are offsets from `base`.
 struct Boundaries<'a> {
     joined: &'a Joined<'a>,
     window: &'a str,
     window_start: usize,
+    base: usize,
     cursor: GraphemeCursor,
 }
 
 impl<'a> Boundaries<'a> {
-    fn new(joined: &'a Joined<'a>, window: &'a str, window_start: usize) -> Self {
-        let cursor = GraphemeCursor::new(window_start, joined.len(), true);
+    fn new(joined: &'a Joined<'a>, window: &'a str, window_start: usize, base: usize) -> Self {
+        let cursor = GraphemeCursor::new(window_start - base, joined.len() - base, true);
         Self {
             joined,
             window,
             window_start,
+            base,
             cursor,
         }
     }
@@ -711,9 +872,12 @@ impl<'a> Boundaries<'a> {
     }
 
     fn is_grapheme_boundary(&mut self, pos: usize) -> bool {
-        self.cursor.set_cursor(pos);
+        self.cursor.set_cursor(pos - self.base);
         loop {
-            match self.cursor.is_boundary(self.window, self.window_start) {
+            match self
+                .cursor
+                .is_boundary(self.window, self.window_start - self.base)
+            {
                 Ok(answer) => return answer,
                 Err(GraphemeIncomplete::PreContext(at)) => self.provide_context(at),
                 // Cannot happen for a window that runs to the end of the text, and every
@@ -723,19 +887,26 @@ impl<'a> Boundaries<'a> {
         }
     }
 
-    /// Hand the cursor the text just before `at`, from outside the window if need be.
+    /// Hand the cursor the text just before `at` (an offset from `base`), from outside
+    /// the window if need be, but none before `base`.
     fn provide_context(&mut self, at: usize) {
-        let (chunk, start) = self.joined.chunk_ending_at(at);
-        self.cursor.provide_context(chunk, start);
+        let (chunk, start) = self.joined.chunk_ending_at(self.base + at);
+        let skip = self.base.saturating_sub(start);
+        let chunk = chunk.get(skip..).unwrap_or_default();
+        self.cursor
+            .provide_context(chunk, start.max(self.base) - self.base);
     }
 
     /// The next grapheme-cluster boundary after `pos` (the end if none).
     fn next_grapheme(&mut self, pos: usize) -> usize {
         let end = self.joined.len();
-        self.cursor.set_cursor(pos);
+        self.cursor.set_cursor(pos - self.base);
         loop {
-            match self.cursor.next_boundary(self.window, self.window_start) {
-                Ok(next) => return next.unwrap_or(end),
+            match self
+                .cursor
+                .next_boundary(self.window, self.window_start - self.base)
+            {
+                Ok(next) => return next.map_or(end, |next| self.base + next),
                 Err(GraphemeIncomplete::PreContext(at)) => self.provide_context(at),
                 // Cannot happen for a window that runs to the end of the text; the end
                 // is always allowed.

@@ -16,6 +16,8 @@ pub(crate) struct Joined<'a> {
     /// The pieces, with the offset at which each starts in the joined text.
     pieces: Vec<(usize, &'a str)>,
     len: usize,
+    /// The start of the held text that runs to the end without a gap.
+    held_from: usize,
 }
 
 /// Pieces are scanned in chunks of this size when walking back.
@@ -24,17 +26,39 @@ const CHUNK: usize = 4096;
 impl<'a> Joined<'a> {
     /// The texts, joined by [`SEPARATOR`].
     pub(crate) fn new(texts: impl IntoIterator<Item = &'a str>) -> Self {
+        Self::held_in_part(texts.into_iter().map(|text| (0, text)))
+    }
+
+    /// Texts of which only a suffix is held, each given as the number of its head's
+    /// bytes that are not held and the held suffix, joined by [`SEPARATOR`]. Offsets
+    /// and the length are those of the whole joined text; only
+    /// [`held_from`](Self::held_from) onwards may be read.
+    pub(crate) fn held_in_part(texts: impl IntoIterator<Item = (usize, &'a str)>) -> Self {
         let mut pieces = Vec::new();
         let mut len = 0;
-        for (i, text) in texts.into_iter().enumerate() {
+        let mut held_from = 0;
+        for (i, (unheld, text)) in texts.into_iter().enumerate() {
             if i > 0 {
                 pieces.push((len, SEPARATOR));
                 len += SEPARATOR.len();
             }
+            len += unheld;
+            if unheld > 0 {
+                held_from = len;
+            }
             pieces.push((len, text));
             len += text.len();
         }
-        Self { pieces, len }
+        Self {
+            pieces,
+            len,
+            held_from,
+        }
+    }
+
+    /// Where the text that is held without a gap to the end starts (0 when all is held).
+    pub(crate) fn held_from(&self) -> usize {
+        self.held_from
     }
 
     /// The length of the joined text in bytes.
