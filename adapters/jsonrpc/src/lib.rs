@@ -35,7 +35,9 @@ pub mod listing;
 pub mod message;
 pub mod pending;
 pub mod proxy;
+pub mod scan;
 pub mod shaper;
+pub mod stream;
 
 pub use shaper::{Forward, Route, Shaper};
 

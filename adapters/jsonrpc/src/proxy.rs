@@ -26,7 +26,8 @@
 //!   was killed by signal N).
 
 use std::ffi::OsString;
-use std::io::{self, BufWriter, Write};
+use std::fs::File;
+use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Sender};
@@ -44,6 +45,7 @@ use signal_hook::iterator::Signals;
 
 use crate::Shaper;
 use crate::framing::{LineReader, write_line};
+use crate::stream::{ServerStream, Sink};
 
 /// The server to run: a program and its arguments.
 ///
@@ -175,39 +177,41 @@ pub fn run(server: &ServerCommand, shaper: Shaper, log_failures: bool) -> io::Re
 
     let out: ClientOutput = Arc::new(Mutex::new(BufWriter::with_capacity(64 << 10, io::stdout())));
     spawn_listing_watchdog(Arc::clone(&shaper), Arc::clone(&out), log_failures);
-    let mut client_gone = false;
-    let mut reader = LineReader::new(from_server);
-    while let Ok(Some(line)) = reader.next_line() {
-        let (route, records) = {
+    let mut sink = ClientSink {
+        out: &out,
+        held: HeldBytes::default(),
+        own_requests: &own_requests,
+        client_gone: false,
+    };
+    let mut stream = ServerStream::default();
+    let mut from_server = from_server;
+    let mut buffer = vec![0; READ_BYTES];
+    loop {
+        let read = match from_server.read(&mut buffer) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => break,
+        };
+        let records = {
             let mut shaper = lock(&shaper);
-            (shaper.route_server_message(line), shaper.take_log_records())
+            stream.push(&mut shaper, &buffer[..read], &mut sink);
+            shaper.take_log_records()
         };
         if log_failures {
             records.iter().for_each(log_failure);
         }
-        for request in route.to_server {
-            let _ = own_requests.send(request);
-        }
-        if !client_gone {
-            let mut out = lock(&out);
-            let sent = route
-                .to_client
-                .iter()
-                .map(Vec::as_slice)
-                .chain(route.forward.as_ref().map(|forward| forward.bytes(line)))
-                .try_for_each(|message| write_line(&mut *out, message))
-                .and_then(|()| {
-                    if reader.has_buffered_input() {
-                        Ok(())
-                    } else {
-                        out.flush()
-                    }
-                });
-            // A client that went away is not a reason to stop reading the server:
-            // it would block on a full pipe. Keep draining until it exits.
-            client_gone = sent.is_err();
+        sink.flush();
+    }
+    {
+        let mut shaper = lock(&shaper);
+        stream.finish(&mut shaper, &mut sink);
+        if log_failures {
+            shaper.take_log_records().iter().for_each(log_failure);
         }
     }
+    sink.flush();
+    let client_gone = sink.client_gone;
     let status = child.wait()?;
     let answers = lock(&shaper).answer_pending(&server_exited_error(status));
     if !client_gone {
@@ -218,6 +222,108 @@ pub fn run(server: &ServerCommand, shaper: Shaper, log_failures: bool) -> io::Re
         let _ = out.flush();
     }
     Ok(exit_code(status))
+}
+
+/// How much of the server's output is read at a time.
+const READ_BYTES: usize = 256 << 10;
+
+/// Bytes of a long line held in memory before they go to a temporary file (B3).
+const HOLD_IN_MEMORY_BYTES: usize = 4 << 20;
+
+/// The bytes of the line being scanned: in memory, then in an unnamed temporary file
+/// (removed by the system when closed) once they pass [`HOLD_IN_MEMORY_BYTES`].
+#[derive(Default)]
+struct HeldBytes {
+    memory: Vec<u8>,
+    file: Option<File>,
+}
+
+/// The client's side of [`ServerStream`]: this process's stdout, the held bytes,
+/// and the channel to the writer of the shaper's own requests.
+struct ClientSink<'a> {
+    out: &'a ClientOutput,
+    held: HeldBytes,
+    own_requests: &'a Sender<Vec<u8>>,
+    /// A client that went away is not a reason to stop reading the server: it would
+    /// block on a full pipe. Keep draining until it exits.
+    client_gone: bool,
+}
+
+impl ClientSink<'_> {
+    fn write(&mut self, bytes: &[u8]) {
+        if !self.client_gone && lock(self.out).write_all(bytes).is_err() {
+            self.client_gone = true;
+        }
+    }
+
+    fn flush(&mut self) {
+        if !self.client_gone && lock(self.out).flush().is_err() {
+            self.client_gone = true;
+        }
+    }
+
+    /// Where held bytes go once memory holds enough: a temporary file. If none can
+    /// be made, memory it is (nothing is lost, B1).
+    fn spill(&mut self) -> Option<&mut File> {
+        if self.held.file.is_none() {
+            let mut file = tempfile::tempfile().ok()?;
+            file.write_all(&self.held.memory).ok()?;
+            self.held.memory = Vec::new();
+            self.held.file = Some(file);
+        }
+        self.held.file.as_mut()
+    }
+}
+
+impl Sink for ClientSink<'_> {
+    fn send(&mut self, bytes: &[u8]) {
+        self.write(bytes);
+    }
+
+    fn hold(&mut self, bytes: &[u8]) {
+        let spills =
+            self.held.file.is_some() || self.held.memory.len() + bytes.len() > HOLD_IN_MEMORY_BYTES;
+        if spills
+            && let Some(file) = self.spill()
+            && file.write_all(bytes).is_ok()
+        {
+            return;
+        }
+        self.held.memory.extend_from_slice(bytes);
+    }
+
+    fn release(&mut self) {
+        if let Some(mut file) = self.held.file.take() {
+            let mut chunk = vec![0; READ_BYTES];
+            if file.seek(SeekFrom::Start(0)).is_ok() {
+                while let Ok(n @ 1..) = file.read(&mut chunk) {
+                    self.write(&chunk[..n]);
+                }
+            }
+        }
+        let memory = std::mem::take(&mut self.held.memory);
+        self.write(&memory);
+    }
+
+    fn discard(&mut self) {
+        self.held = HeldBytes::default();
+    }
+
+    fn take_held(&mut self) -> Vec<u8> {
+        let mut whole = Vec::new();
+        if let Some(mut file) = self.held.file.take()
+            && file.seek(SeekFrom::Start(0)).is_ok()
+        {
+            let _ = file.read_to_end(&mut whole);
+        }
+        whole.append(&mut self.held.memory);
+        self.held = HeldBytes::default();
+        whole
+    }
+
+    fn to_server(&mut self, request: Vec<u8>) {
+        let _ = self.own_requests.send(request);
+    }
 }
 
 /// G1, G2: one line on stderr per converted failure, as JSON after `backstop: `.

@@ -26,17 +26,23 @@
 //! handshake, with the request's 2026-07-28 `_meta`), so that E8 holds from the first
 //! call. `notifications/tools/list_changed` makes the next call list again.
 
-use backstop_core::call::{Outcome, ToolCatalog, shape_tool_call};
+use backstop_core::call::{Outcome, Shaped, ToolCatalog, shape_tool_call, shape_tool_call_in_part};
 use backstop_core::protocol_error::code;
 use backstop_core::request_error::shape_request_error;
 use backstop_core::session::PROTOCOL_VERSION_META_KEY;
-use backstop_core::{ErrorCounts, Failure, Limit, LogRecord, ProtocolError, Session, ToolResult};
+use backstop_core::{
+    CallContext, Content, ErrorCounts, Failure, Limit, LogRecord, ProtocolError, Session,
+    ToolResult,
+};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::listing::OwnListing;
-use crate::message::{Envelope, ResultMembers, batch_elements, error_response, result_response};
+use crate::message::{
+    Envelope, RequestId, ResultMembers, batch_elements, error_response, result_response,
+};
 use crate::pending::{PendingRequest, PendingRequests, RequestKind};
+use crate::scan::Scanned;
 
 /// The most log records kept until [`Shaper::take_log_records`] takes them; older
 /// ones are dropped first (their counts stay in [`Shaper::error_counts`]).
@@ -125,6 +131,16 @@ impl Route {
             ..Self::default()
         }
     }
+}
+
+/// What to do with a long message a [`crate::scan::Scan`] read
+/// ([`Shaper::long_server_message`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LongMessage {
+    /// Send what this says; [`Forward::Unchanged`] is the message as it came.
+    Route(Route),
+    /// What was held of it is not enough to decide: read it whole.
+    NeedsWhole,
 }
 
 /// Where the session's handshake is: the server takes requests once the client's
@@ -591,7 +607,149 @@ impl Shaper {
         lines
     }
 
-    /// Record one client message; for a `tools/call`, its `params._meta`.
+    /// Whether a long server message whose top-level `id` or `method` (raw JSON) is
+    /// known can be sent on before its end: it cannot need a change (SPEC B3). A
+    /// response that passes so is no longer pending.
+    ///
+    /// ```
+    /// let mut shaper = backstop_jsonrpc::Shaper::default();
+    /// shaper.client_message(br#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"a"}}"#);
+    /// shaper.client_message(br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t"}}"#);
+    /// assert!(shaper.passes_early(None, Some(br#""notifications/message""#), false));
+    /// assert!(!shaper.passes_early(Some(b"2"), None, true), "a tools/call result may be cut");
+    /// assert!(!shaper.passes_early(Some(b"1"), None, false), "a resources/read error may be mapped (J4)");
+    /// assert!(shaper.passes_early(Some(b"1"), None, true), "its result needs nothing");
+    /// assert!(shaper.passes_early(Some(b"9"), None, false), "no such request");
+    /// ```
+    pub fn passes_early(&mut self, id: Option<&[u8]>, method: Option<&[u8]>, result: bool) -> bool {
+        if self.listing.in_flight() || self.listing.has_held() {
+            return false; // its order is the listing's to keep
+        }
+        if let Some(method) = method {
+            if serde_json::from_slice::<&str>(method).ok()
+                == Some("notifications/tools/list_changed")
+            {
+                self.catalog_state = CatalogState::Unknown;
+                self.listing.tools_changed();
+            }
+            return true;
+        }
+        let Some(id) = id
+            .and_then(|raw| serde_json::from_slice::<&RawValue>(raw).ok())
+            .and_then(RequestId::from_raw)
+        else {
+            return false;
+        };
+        let passes = match self.pending.get(&id) {
+            None => return true,
+            Some(request) => match request.kind {
+                RequestKind::Other => true,
+                // A result (not an error) of a resource request needs nothing (J4).
+                RequestKind::Resource { .. } => result,
+                _ => request.cancelled,
+            },
+        };
+        if passes {
+            self.pending.remove(&id);
+        }
+        passes
+    }
+
+    /// The decision for a long server message from what a [`crate::scan::Scan`] held
+    /// of it: a `tools/call` result with text blocks held in part is decided by the
+    /// core as the whole would be ([`shape_tool_call_in_part`]); a message that was
+    /// held whole is shaped as [`route_server_message`](Self::route_server_message)
+    /// would; one that cannot need a change is sent as it came; anything else is
+    /// [`LongMessage::NeedsWhole`].
+    ///
+    /// ```
+    /// use backstop_jsonrpc::{Forward, Shaper, shaper::LongMessage, scan::Scan};
+    /// let mut shaper = Shaper::default();
+    /// let mut scan = Scan::new(1_000_000);
+    /// scan.push(br#"{"jsonrpc":"2.0","method":"notifications/progress"}"#);
+    /// let decision = shaper.long_server_message(&scan.finish());
+    /// assert_eq!(decision, LongMessage::Route(backstop_jsonrpc::Route::forward(Forward::Unchanged)));
+    /// ```
+    pub fn long_server_message(&mut self, scanned: &Scanned) -> LongMessage {
+        let unchanged = LongMessage::Route(Route::forward(Forward::Unchanged));
+        if scanned.invalid {
+            return unchanged;
+        }
+        if !scanned.dropped && scanned.holes.is_empty() {
+            // Held whole: the skeleton is the message.
+            return LongMessage::Route(self.route_server_message(&scanned.skeleton));
+        }
+        if scanned.batch || self.listing.in_flight() || self.listing.has_held() {
+            return LongMessage::NeedsWhole;
+        }
+        if scanned.method.is_some() {
+            return match self.passes_early(None, scanned.method.as_deref(), false) {
+                true => unchanged,
+                false => LongMessage::NeedsWhole,
+            };
+        }
+        let envelope = match scanned.overflowed {
+            true => None,
+            false => Envelope::parse(&scanned.skeleton),
+        };
+        let Some(envelope) = envelope.filter(Envelope::is_response) else {
+            // Not a response we can read: only its id can say it needs nothing.
+            return match self.passes_early(scanned.id.as_deref(), None, false) {
+                true => unchanged,
+                false => LongMessage::NeedsWhole,
+            };
+        };
+        let Some(id) = envelope.request_id() else {
+            return unchanged;
+        };
+        let Some(request) = self.pending.get(&id).cloned() else {
+            return unchanged;
+        };
+        let shapes = match (&request.kind, &envelope.result, envelope.error) {
+            _ if request.cancelled => false,
+            (RequestKind::ToolsCall { .. }, Some(_), None) if !scanned.dropped => true,
+            (RequestKind::Other | RequestKind::ToolsCall { .. }, _, _) => false,
+            (RequestKind::Resource { .. }, Some(_), None) => false,
+            _ => return LongMessage::NeedsWhole,
+        };
+        let (true, RequestKind::ToolsCall { tool, arguments }, Some(result)) =
+            (shapes, request.kind, envelope.result)
+        else {
+            self.pending.remove(&id);
+            return unchanged;
+        };
+        let Some(result) = result
+            .to_value()
+            .and_then(|v| ToolResult::from_value(v).ok())
+        else {
+            self.pending.remove(&id);
+            return unchanged;
+        };
+        let held = scanned.held_in_part(|block| {
+            result
+                .content
+                .get(block)
+                .and_then(Content::as_text)
+                .map(str::len)
+        });
+        let call = ToolCall {
+            tool,
+            arguments,
+            session: request.session,
+        };
+        let (known, context) = self.call_context(call, result.is_error());
+        let empty = ToolCatalog::new();
+        let catalog = if known { &self.catalog } else { &empty };
+        let Some(shaped) = shape_tool_call_in_part(catalog, &context, result, &held, &self.limit)
+        else {
+            return LongMessage::NeedsWhole;
+        };
+        self.pending.remove(&id);
+        let id_json = envelope.id.map_or("null", RawValue::get);
+        LongMessage::Route(Route::forward(self.forward_shaped(id_json, shaped)))
+    }
+
+    /// Record one client message; for a `tools/call`, its `params._meta`.    /// Record one client message; for a `tools/call`, its `params._meta`.
     fn client_element(&mut self, bytes: &[u8]) -> Option<Option<Map<String, Value>>> {
         let envelope = Envelope::parse(bytes)?;
         // `None`: a response to a server's request, or not a message.
@@ -756,20 +914,29 @@ impl Shaper {
             Outcome::Failure(_) => true,
             Outcome::Result(result) => result.is_error(),
         };
-        // A tool is unknown (E8) only to a complete listing, and only when the call
-        // failed: a success from a tool the listing lacks is passed on, not replaced.
-        let empty;
-        let catalog = if known || (self.catalog_complete() && failed) {
-            &self.catalog
-        } else {
-            empty = ToolCatalog::new();
-            &empty
-        };
+        let (known, context) = self.call_context(call, failed);
+        let empty = ToolCatalog::new();
+        let catalog = if known { &self.catalog } else { &empty };
+        let shaped = shape_tool_call(catalog, &context, outcome, &self.limit);
+        self.forward_shaped(id_json, shaped)
+    }
+
+    /// The call's context, and whether the catalog is to be consulted for it: a tool
+    /// is unknown (E8) only to a complete listing, and only when the call failed — a
+    /// success from a tool the listing lacks is passed on, not replaced.
+    fn call_context(&self, call: ToolCall, failed: bool) -> (bool, CallContext) {
+        let known = self.catalog.contains(&call.tool) || (self.catalog_complete() && failed);
+        let empty = ToolCatalog::new();
+        let catalog = if known { &self.catalog } else { &empty };
         let context = catalog
             .context(&call.tool)
             .with_arguments(call.arguments)
             .with_client(call.session.client);
-        let shaped = shape_tool_call(catalog, &context, outcome, &self.limit);
+        (known, context)
+    }
+
+    /// What to send for a shaped call, its failure logged.
+    fn forward_shaped(&mut self, id_json: &str, shaped: Shaped) -> Forward {
         let converted = shaped.log.is_some();
         if let Some(record) = shaped.log {
             self.record(record);

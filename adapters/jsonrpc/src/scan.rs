@@ -1,0 +1,809 @@
+//! An incremental scan of one JSON-RPC message as its bytes arrive, holding about as
+//! much of it as the cap can keep (SPEC B3).
+//!
+//! The scan keeps the message's *skeleton*: every byte of it except the middle of long
+//! strings. A long string in a content block of a result (`result.content[i].text`,
+//! `.data`, `.blob`, or the same in its `resource`) keeps only its tail — enough for any
+//! cut ([`HeldInPart::min_held_bytes`]) — with its exact length counted; any other long
+//! string is dropped whole and the scan says so. The skeleton is valid JSON exactly when
+//! the message is: the dropped middles are checked as they pass (UTF-8, escapes, control
+//! characters, surrogate pairs — B4), and what is kept is read by serde_json later.
+//!
+//! The scan also notes the top-level `id` and `method` as soon as they are complete, so
+//! that a message that cannot need a change can be sent on before its end.
+//!
+//! ```
+//! use backstop_jsonrpc::scan::Scan;
+//! let mut scan = Scan::new(1_000);
+//! scan.push(br#"{"id":7,"result":{"content":[{"type":"text","text":"hi"}]}"#);
+//! scan.push(b"}");
+//! assert_eq!(scan.top_id().map(|raw| raw.to_vec()), Some(b"7".to_vec()));
+//! let scanned = scan.finish();
+//! assert_eq!(scanned.skeleton, br#"{"id":7,"result":{"content":[{"type":"text","text":"hi"}]}}"#);
+//! assert!(!scanned.invalid && scanned.holes.is_empty());
+//! ```
+
+use backstop_core::call::MAX_RECOGNIZED_BYTES;
+use backstop_core::limit::HeldInPart;
+use std::collections::VecDeque;
+
+/// The deepest nesting scanned; deeper is more than serde_json reads (its limit is
+/// 128), so such a message is not one the shaper can change.
+const MAX_DEPTH: usize = 256;
+
+/// The most strings held in part in one message; more and the message is read whole.
+const MAX_HOLES: usize = 8;
+
+/// The most bytes the skeleton holds; past it the message is read whole if it is one
+/// that may need a change (B2 still bounds that), and sent on unread otherwise.
+pub const MAX_SKELETON_BYTES: usize = 8 << 20;
+
+/// Keys under which a content block's string may be held in part.
+const BLOCK_KEYS: [&[u8]; 3] = [b"text", b"data", b"blob"];
+
+/// What the scan found, at the end of the message.
+#[derive(Debug, Default)]
+pub struct Scanned {
+    /// The message without the middles of its long strings; empty when
+    /// [`overflowed`](Self::overflowed).
+    pub skeleton: Vec<u8>,
+    /// The strings held in part, in the order they came.
+    pub holes: Vec<Hole>,
+    /// A long string not in a content block was dropped whole, or too many were held
+    /// in part, or the skeleton grew past [`MAX_SKELETON_BYTES`].
+    pub dropped: bool,
+    /// The skeleton is not held at all (it grew past [`MAX_SKELETON_BYTES`]).
+    pub overflowed: bool,
+    /// The bytes are not valid JSON text (as far as strings go; serde_json checks the
+    /// rest of the skeleton).
+    pub invalid: bool,
+    /// The message is a JSON array (a batch).
+    pub batch: bool,
+    /// The top-level `id`, as raw JSON.
+    pub id: Option<Vec<u8>>,
+    /// The top-level `method`, as raw JSON.
+    pub method: Option<Vec<u8>>,
+}
+
+/// One string held in part.
+#[derive(Debug)]
+pub struct Hole {
+    /// Where in the content array its block is.
+    pub block: usize,
+    /// Whether it is the block's own `text` (a text block's, if the block is one).
+    pub block_text: bool,
+    /// The UTF-8 bytes of the whole string.
+    pub decoded_len: usize,
+    /// It may hold `input_value=`/`input_type=` (V3): it holds `input_`, or an
+    /// escaped printable ASCII character.
+    pub may_quote_inputs: bool,
+}
+
+impl Scanned {
+    /// What is not held, for the core, given the blocks that are text blocks with
+    /// their held text's length (`text_len(block)`: `None` for a block that is not
+    /// a text block).
+    ///
+    /// ```
+    /// let scanned = backstop_jsonrpc::scan::Scanned::default();
+    /// assert!(scanned.held_in_part(|_| None).is_whole());
+    /// ```
+    pub fn held_in_part(&self, text_len: impl Fn(usize) -> Option<usize>) -> HeldInPart {
+        let mut held = HeldInPart::default();
+        for hole in &self.holes {
+            held = match text_len(hole.block).filter(|_| hole.block_text) {
+                Some(len) => held.with_text_head(hole.block, hole.decoded_len.saturating_sub(len)),
+                None => held.with_other_block(),
+            };
+            if hole.may_quote_inputs {
+                held = held.quoting_inputs();
+            }
+        }
+        held
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Expect {
+    /// An object's key (or its end).
+    Key,
+    /// A value (after `:` or in an array, or at the top).
+    Value,
+    /// A `,` or the container's end.
+    Next,
+}
+
+#[derive(Debug)]
+enum Frame {
+    Object { key: Key },
+    Array { index: usize },
+}
+
+/// A key, if short enough to matter.
+#[derive(Debug, Clone, Copy, Default)]
+struct Key {
+    bytes: [u8; 16],
+    len: u8,
+    /// Longer than 16 bytes, or escaped.
+    other: bool,
+}
+
+impl Key {
+    fn is(&self, name: &[u8]) -> bool {
+        !self.other && &self.bytes[..self.len as usize] == name
+    }
+}
+
+/// Where a string being scanned goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Place {
+    /// A key: collected into the frame's key.
+    Key,
+    /// A value that may be held in part: `(block index, is the block's text)`.
+    Block(usize, bool),
+    /// Any other value.
+    Other,
+}
+
+/// A string being scanned.
+#[derive(Debug)]
+struct Str {
+    place: Place,
+    /// Where the string's content starts in the skeleton (after its `"`).
+    start: usize,
+    decoded: usize,
+    /// Escape bytes seen so far of an escape cut by the end of a chunk.
+    escape: [u8; 6],
+    escape_len: usize,
+    /// A high surrogate was the last escape: a low one must follow.
+    high: bool,
+    /// Bytes of a UTF-8 sequence cut by the end of a chunk.
+    utf8: [u8; 4],
+    utf8_len: usize,
+    may_quote: bool,
+    /// Held in part: its tail.
+    ring: Option<Ring>,
+    /// Dropped whole.
+    dropped: bool,
+    /// The last bytes of the previous run, to find `input_` across runs.
+    last: [u8; 5],
+}
+
+/// The tail of a string held in part: raw (escaped) bytes, trimmed from the front at
+/// checkpoints that keep at least `need` decoded bytes behind them.
+#[derive(Debug)]
+struct Ring {
+    bytes: Vec<u8>,
+    /// `(offset in bytes, decoded count there)`; positions outside escapes.
+    checkpoints: VecDeque<(usize, usize)>,
+}
+
+/// Checkpoints are this far apart (raw bytes), at least.
+const CHECKPOINT_EVERY: usize = 64 << 10;
+
+/// The incremental scan of one message: push its bytes as they come, then finish.
+#[derive(Debug)]
+pub struct Scan {
+    need: usize,
+    threshold: usize,
+    skeleton: Vec<u8>,
+    holes: Vec<(usize, Hole, Ring)>,
+    stack: Vec<Frame>,
+    expect: Expect,
+    string: Option<Str>,
+    started: bool,
+    /// The top-level member whose value is being read: its name, and where it starts.
+    top_value: Option<(TopKey, usize)>,
+    id: Option<Vec<u8>>,
+    method: Option<Vec<u8>>,
+    dropped: bool,
+    overflowed: bool,
+    invalid: bool,
+    batch: bool,
+    result: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TopKey {
+    Id,
+    Method,
+}
+
+impl Scan {
+    /// A scan for a cap of `max_bytes`: strings longer than a cut could keep and than
+    /// [`MAX_RECOGNIZED_BYTES`] are held in part.
+    pub fn new(max_bytes: usize) -> Self {
+        let need = HeldInPart::min_held_bytes(max_bytes);
+        Self {
+            need,
+            threshold: need.max(MAX_RECOGNIZED_BYTES) + CHECKPOINT_EVERY,
+            skeleton: Vec::new(),
+            holes: Vec::new(),
+            stack: Vec::new(),
+            expect: Expect::Value,
+            string: None,
+            started: false,
+            top_value: None,
+            id: None,
+            method: None,
+            dropped: false,
+            overflowed: false,
+            invalid: false,
+            batch: false,
+            result: false,
+        }
+    }
+
+    /// The top-level `id` once its value is complete.
+    pub fn top_id(&self) -> Option<&[u8]> {
+        self.id.as_deref()
+    }
+
+    /// Whether a top-level `result` member has begun (the message is no error).
+    pub fn top_result(&self) -> bool {
+        self.result
+    }
+
+    /// The top-level `method` once its value is complete, as raw JSON.
+    pub fn top_method(&self) -> Option<&[u8]> {
+        self.method.as_deref()
+    }
+
+    /// The bytes the scan holds now: the skeleton and the tails of strings held in
+    /// part (B3: about the cap, however long the message).
+    ///
+    /// ```
+    /// let mut scan = backstop_jsonrpc::scan::Scan::new(1_000);
+    /// scan.push(b"[1,2]");
+    /// assert_eq!(scan.held_bytes(), 5);
+    /// ```
+    pub fn held_bytes(&self) -> usize {
+        let open = self.string.as_ref().and_then(|s| s.ring.as_ref());
+        self.skeleton.len()
+            + self
+                .holes
+                .iter()
+                .map(|(_, _, ring)| ring.bytes.len())
+                .sum::<usize>()
+            + open.map_or(0, |ring| ring.bytes.len())
+    }
+
+    /// Whether the bytes so far are already not valid JSON.
+    pub fn is_invalid(&self) -> bool {
+        self.invalid
+    }
+
+    /// Whether the message is a batch (known from its first byte).
+    pub fn is_batch(&self) -> bool {
+        self.batch
+    }
+
+    /// Scan the next bytes of the message (no line break in them).
+    pub fn push(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() && !self.invalid {
+            let used = if self.string.is_some() {
+                self.string_bytes(bytes)
+            } else {
+                self.structure_bytes(bytes)
+            };
+            bytes = &bytes[used..];
+        }
+    }
+
+    /// The end of the message.
+    pub fn finish(mut self) -> Scanned {
+        if self.string.is_some() || !self.stack.is_empty() {
+            self.invalid = true;
+        }
+        let mut skeleton = Vec::new();
+        let mut holes = Vec::new();
+        if !self.overflowed {
+            skeleton.reserve(
+                self.skeleton.len() + self.holes.iter().map(|h| h.2.bytes.len()).sum::<usize>(),
+            );
+            let mut at = 0;
+            for (offset, hole, ring) in self.holes {
+                skeleton.extend_from_slice(&self.skeleton[at..offset]);
+                skeleton.extend_from_slice(held_start(&ring.bytes));
+                at = offset;
+                holes.push(hole);
+            }
+            skeleton.extend_from_slice(&self.skeleton[at..]);
+        } else {
+            holes.extend(self.holes.into_iter().map(|(_, hole, _)| hole));
+        }
+        Scanned {
+            skeleton,
+            holes,
+            dropped: self.dropped || self.overflowed,
+            overflowed: self.overflowed,
+            invalid: self.invalid,
+            batch: self.batch,
+            id: self.id,
+            method: self.method,
+        }
+    }
+
+    fn keep(&mut self, bytes: &[u8]) {
+        if self.overflowed {
+            return;
+        }
+        if self.skeleton.len() + bytes.len() > MAX_SKELETON_BYTES {
+            self.overflowed = true;
+            self.skeleton = Vec::new();
+            return;
+        }
+        self.skeleton.extend_from_slice(bytes);
+    }
+
+    /// Bytes outside strings, up to and including a `"` that opens one.
+    fn structure_bytes(&mut self, bytes: &[u8]) -> usize {
+        for (i, &byte) in bytes.iter().enumerate() {
+            match byte {
+                b' ' | b'\t' | b'\r' | b'\n' => continue,
+                _ => {}
+            }
+            if !self.started {
+                self.started = true;
+                self.batch = byte == b'[';
+            }
+            if self.expect == Expect::Value && self.stack.len() == 1 && byte != b'"' {
+                self.note_top_value(self.skeleton.len() + i);
+            }
+            match byte {
+                b'"' => {
+                    self.keep(&bytes[..=i]);
+                    self.open_string();
+                    return i + 1;
+                }
+                b'{' | b'[' => {
+                    if self.expect != Expect::Value || self.stack.len() >= MAX_DEPTH {
+                        self.invalid = true;
+                        return bytes.len();
+                    }
+                    self.stack.push(if byte == b'{' {
+                        Frame::Object {
+                            key: Key::default(),
+                        }
+                    } else {
+                        Frame::Array { index: 0 }
+                    });
+                    self.expect = if byte == b'{' {
+                        Expect::Key
+                    } else {
+                        Expect::Value
+                    };
+                }
+                b'}' | b']' => {
+                    let closes = matches!(
+                        (self.stack.last(), byte),
+                        (Some(Frame::Object { .. }), b'}') | (Some(Frame::Array { .. }), b']')
+                    );
+                    if !closes {
+                        self.invalid = true;
+                        return bytes.len();
+                    }
+                    self.end_top_value(i, bytes);
+                    self.stack.pop();
+                    self.expect = Expect::Next;
+                }
+                b':' => self.expect = Expect::Value,
+                b',' => {
+                    self.end_top_value(i, bytes);
+                    match self.stack.last_mut() {
+                        Some(Frame::Array { index }) => {
+                            *index += 1;
+                            self.expect = Expect::Value;
+                        }
+                        _ => self.expect = Expect::Key,
+                    }
+                }
+                _ => self.expect = Expect::Next,
+            }
+        }
+        self.keep(bytes);
+        bytes.len()
+    }
+
+    /// At a `,` or `}` (at `bytes[i]`) that ends a top-level member: note `id`/`method`.
+    fn end_top_value(&mut self, i: usize, bytes: &[u8]) {
+        if self.stack.len() != 1 {
+            return;
+        }
+        if let Some((key, start)) = self.top_value.take()
+            && !self.overflowed
+        {
+            // The value: from its start (in the skeleton, or in `bytes`) to here.
+            let kept = self.skeleton.len();
+            let mut raw = self.skeleton.get(start..).unwrap_or_default().to_vec();
+            raw.extend_from_slice(bytes.get(start.saturating_sub(kept)..i).unwrap_or_default());
+            let raw = raw.trim_ascii().to_vec();
+            match key {
+                TopKey::Id => self.id = Some(raw),
+                TopKey::Method => self.method = Some(raw),
+            }
+        }
+    }
+
+    fn open_string(&mut self) {
+        let place = match self.expect {
+            Expect::Key => Place::Key,
+            _ => self.value_place(),
+        };
+        if place != Place::Key && self.stack.len() == 1 {
+            // The string's `"` is the last byte kept.
+            self.note_top_value(self.skeleton.len().saturating_sub(1));
+        }
+        if let Some(Frame::Object { key }) = self.stack.last_mut()
+            && place == Place::Key
+        {
+            *key = Key::default();
+        }
+        self.string = Some(Str {
+            place,
+            start: self.skeleton.len(),
+            decoded: 0,
+            escape: [0; 6],
+            escape_len: 0,
+            high: false,
+            utf8: [0; 4],
+            utf8_len: 0,
+            may_quote: false,
+            ring: None,
+            dropped: false,
+            last: [0; 5],
+        });
+    }
+
+    /// At the start of a top-level value: if it is `id`'s or `method`'s, where it starts.
+    fn note_top_value(&mut self, start: usize) {
+        if let Some(Frame::Object { key }) = self.stack.first() {
+            let top = if key.is(b"id") {
+                Some(TopKey::Id)
+            } else if key.is(b"method") {
+                Some(TopKey::Method)
+            } else {
+                None
+            };
+            self.top_value = top.map(|top| (top, start));
+        }
+    }
+
+    /// Where a value string at the current position may go.
+    fn value_place(&self) -> Place {
+        let key =
+            |frame: &Frame, name: &[u8]| matches!(frame, Frame::Object { key } if key.is(name));
+        let block_key = |frame: &Frame| BLOCK_KEYS.iter().find(|name| key(frame, name));
+        match self.stack.as_slice() {
+            [top, result, Frame::Array { index }, block]
+                if key(top, b"result") && key(result, b"content") =>
+            {
+                match block_key(block) {
+                    Some(name) => Place::Block(*index, *name == b"text"),
+                    None => Place::Other,
+                }
+            }
+            [top, result, Frame::Array { index }, resource, inner]
+                if key(top, b"result") && key(result, b"content") && key(resource, b"resource") =>
+            {
+                match block_key(inner) {
+                    Some(_) => Place::Block(*index, false),
+                    None => Place::Other,
+                }
+            }
+            _ => Place::Other,
+        }
+    }
+
+    /// Bytes inside a string: up to and including its closing `"`.
+    fn string_bytes(&mut self, bytes: &[u8]) -> usize {
+        let mut i = 0;
+        while i < bytes.len() {
+            let Some(mut string) = self.string.take() else {
+                return i;
+            };
+            if string.escape_len > 0 {
+                // The rest of an escape cut by the end of the last chunk.
+                // How long it is shows at its second byte.
+                while string.escape_len < escape_len(&string.escape[..string.escape_len])
+                    && i < bytes.len()
+                {
+                    string.escape[string.escape_len] = bytes[i];
+                    string.escape_len += 1;
+                    i += 1;
+                }
+                if string.escape_len < escape_len(&string.escape[..string.escape_len]) {
+                    self.string = Some(string);
+                    return i;
+                }
+                let escape = string.escape;
+                let len = string.escape_len;
+                string.escape_len = 0;
+                self.escape(&mut string, &escape[..len]);
+                self.string = Some(string);
+                continue;
+            }
+            let rest = &bytes[i..];
+            match memchr::memchr2(b'"', b'\\', rest) {
+                Some(j) => {
+                    self.run(&mut string, &rest[..j]);
+                    if rest[j] == b'"' {
+                        self.close_string(string);
+                        self.keep(b"\"");
+                        return i + j + 1;
+                    }
+                    // An escape: whole if it is all here.
+                    let avail = &rest[j..];
+                    let need = escape_len(avail);
+                    if avail.len() >= need {
+                        self.escape(&mut string, &avail[..need]);
+                        i += j + need;
+                    } else {
+                        string.escape[..avail.len()].copy_from_slice(avail);
+                        string.escape_len = avail.len();
+                        i = bytes.len();
+                    }
+                    self.string = Some(string);
+                }
+                None => {
+                    self.run(&mut string, rest);
+                    self.string = Some(string);
+                    return bytes.len();
+                }
+            }
+            if self.invalid {
+                return bytes.len();
+            }
+        }
+        i
+    }
+
+    /// A run of unescaped string bytes.
+    fn run(&mut self, string: &mut Str, run: &[u8]) {
+        if run.is_empty() {
+            return;
+        }
+        if string.high || run.iter().fold(false, |bad, &b| bad | (b < 0x20)) {
+            self.invalid = true; // a lone high surrogate, or a raw control character
+            return;
+        }
+        // UTF-8, with a sequence cut by a chunk's end completed first.
+        let mut run_rest = run;
+        if string.utf8_len > 0 {
+            let first = string.utf8[0];
+            let need = utf8_len(first);
+            let take = (need - string.utf8_len).min(run_rest.len());
+            string.utf8[string.utf8_len..string.utf8_len + take].copy_from_slice(&run_rest[..take]);
+            string.utf8_len += take;
+            run_rest = &run_rest[take..];
+            if string.utf8_len == need {
+                if std::str::from_utf8(&string.utf8[..need]).is_err() {
+                    self.invalid = true;
+                    return;
+                }
+                string.utf8_len = 0;
+            }
+        }
+        match std::str::from_utf8(run_rest) {
+            Ok(_) => {}
+            Err(error) if error.error_len().is_none() => {
+                let tail = &run_rest[error.valid_up_to()..];
+                string.utf8[..tail.len()].copy_from_slice(tail);
+                string.utf8_len = tail.len();
+            }
+            Err(_) => {
+                self.invalid = true;
+                return;
+            }
+        }
+        if !string.may_quote && string.place != Place::Key {
+            let mut probe = [0u8; 10];
+            let n = run.len().min(5);
+            probe[..5].copy_from_slice(&string.last);
+            probe[5..5 + n].copy_from_slice(&run[..n]);
+            string.may_quote = memchr::memmem::find(&probe[..5 + n], b"input_").is_some()
+                || memchr::memmem::find(run, b"input_").is_some();
+        }
+        if run.len() >= 5 {
+            string.last.copy_from_slice(&run[run.len() - 5..]);
+        } else {
+            string.last.rotate_left(run.len());
+            string.last[5 - run.len()..].copy_from_slice(run);
+        }
+        string.decoded += run.len();
+        self.string_content(string, run);
+    }
+
+    /// One whole escape sequence (`\x` or `\uXXXX`).
+    fn escape(&mut self, string: &mut Str, escape: &[u8]) {
+        if string.utf8_len > 0 {
+            self.invalid = true; // a UTF-8 sequence cut by an escape
+            return;
+        }
+        let decoded = match escape.get(1) {
+            Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') if !string.high => 1,
+            Some(b'u') => match hex4(&escape[2..]) {
+                Some(unit @ 0xD800..=0xDBFF) if !string.high => {
+                    let _ = unit;
+                    string.high = true;
+                    4
+                }
+                Some(0xDC00..=0xDFFF) if string.high => {
+                    string.high = false;
+                    0
+                }
+                Some(0xD800..=0xDFFF) | None => {
+                    self.invalid = true;
+                    return;
+                }
+                Some(_) if string.high => {
+                    self.invalid = true;
+                    return;
+                }
+                Some(unit) => {
+                    if (0x20..0x7f).contains(&unit) {
+                        string.may_quote = true;
+                    }
+                    char::from_u32(unit).map_or(1, char::len_utf8)
+                }
+            },
+            _ => {
+                self.invalid = true;
+                return;
+            }
+        };
+        string.decoded += decoded;
+        string.last = [0; 5];
+        self.string_content(string, escape);
+    }
+
+    /// Raw content bytes of a string (a run or an escape), to the skeleton or the ring.
+    fn string_content(&mut self, string: &mut Str, raw: &[u8]) {
+        if string.dropped {
+            return;
+        }
+        if let Some(ring) = string.ring.as_mut() {
+            if ring
+                .checkpoints
+                .back()
+                .is_none_or(|&(at, _)| ring.bytes.len() - at >= CHECKPOINT_EVERY)
+            {
+                ring.checkpoints
+                    .push_back((ring.bytes.len(), string.decoded - decoded_of(raw)));
+            }
+            ring.bytes.extend_from_slice(raw);
+            ring.trim(self.need, string.decoded);
+            return;
+        }
+        match string.place {
+            Place::Key => {
+                if let Some(Frame::Object { key }) = self.stack.last_mut() {
+                    let len = key.len as usize;
+                    if raw.first() == Some(&b'\\') || len + raw.len() > key.bytes.len() {
+                        key.other = true;
+                    } else {
+                        key.bytes[len..len + raw.len()].copy_from_slice(raw);
+                        key.len += raw.len() as u8;
+                    }
+                }
+                self.keep(raw);
+            }
+            _ if string.decoded < self.threshold => self.keep(raw),
+            Place::Block(..) if self.holes.len() < MAX_HOLES && !self.overflowed => {
+                // From here on only the tail is held: move what the skeleton has.
+                let mut bytes = self.skeleton.split_off(string.start);
+                let mut checkpoints = VecDeque::new();
+                checkpoints.push_back((0, 0));
+                bytes.extend_from_slice(raw);
+                string.ring = Some(Ring { bytes, checkpoints });
+            }
+            _ => {
+                // Dropped whole: the skeleton keeps `""` in its place.
+                self.skeleton.truncate(string.start);
+                string.dropped = true;
+                self.dropped = true;
+            }
+        }
+    }
+
+    fn close_string(&mut self, string: Str) {
+        if string.high || string.utf8_len > 0 {
+            self.invalid = true;
+            return;
+        }
+        self.expect = match string.place {
+            Place::Key => Expect::Value,
+            _ => Expect::Next,
+        };
+        if string.place == Place::Key
+            && self.stack.len() == 1
+            && let Some(Frame::Object { key }) = self.stack.last()
+            && key.is(b"result")
+        {
+            self.result = true;
+        }
+        if let (Some(ring), Place::Block(block, block_text)) = (string.ring, string.place) {
+            let hole = Hole {
+                block,
+                block_text,
+                decoded_len: string.decoded,
+                may_quote_inputs: string.may_quote,
+            };
+            self.holes.push((string.start, hole, ring));
+        }
+    }
+}
+
+impl Ring {
+    /// Drop raw bytes from the front, at a checkpoint that still leaves `need`
+    /// decoded bytes behind it, once that frees half the ring.
+    fn trim(&mut self, need: usize, decoded: usize) {
+        while self.checkpoints.len() >= 2 && decoded - self.checkpoints[1].1 >= need {
+            self.checkpoints.pop_front();
+        }
+        let Some(&(front, _)) = self.checkpoints.front() else {
+            return;
+        };
+        if front > 0 && front >= self.bytes.len() / 2 {
+            self.bytes.drain(..front);
+            for checkpoint in &mut self.checkpoints {
+                checkpoint.0 -= front;
+            }
+        }
+    }
+}
+
+/// The decoded size of raw string bytes that hold no escape but may be one escape.
+fn decoded_of(raw: &[u8]) -> usize {
+    match raw {
+        [b'\\', b'u', hex @ ..] => match hex4(hex) {
+            Some(0xD800..=0xDBFF) => 4,
+            Some(0xDC00..=0xDFFF) => 0,
+            Some(unit) => char::from_u32(unit).map_or(1, char::len_utf8),
+            None => 0,
+        },
+        [b'\\', _] => 1,
+        _ => raw.len(),
+    }
+}
+
+/// The length of the escape that starts `bytes` (at its `\`).
+fn escape_len(bytes: &[u8]) -> usize {
+    match bytes.get(1) {
+        Some(b'u') => 6,
+        _ => 2,
+    }
+}
+
+fn utf8_len(first: u8) -> usize {
+    match first {
+        0xC0..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        _ => 4,
+    }
+}
+
+fn hex4(hex: &[u8]) -> Option<u32> {
+    let hex = std::str::from_utf8(hex.get(..4)?).ok()?;
+    if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    u32::from_str_radix(hex, 16).ok()
+}
+
+/// Where the held tail of a ring starts being readable on its own: not on a UTF-8
+/// continuation byte, nor on the low half of a surrogate pair whose high half is gone.
+fn held_start(ring: &[u8]) -> &[u8] {
+    let mut at = 0;
+    if ring.len() >= 6
+        && ring[0] == b'\\'
+        && ring[1] == b'u'
+        && matches!(hex4(&ring[2..6]), Some(0xDC00..=0xDFFF))
+    {
+        at = 6;
+    }
+    while at < ring.len() && (ring[at] & 0xC0) == 0x80 {
+        at += 1;
+    }
+    &ring[at..]
+}

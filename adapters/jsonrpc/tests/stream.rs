@@ -1,0 +1,253 @@
+//! The streaming server side (SPEC B3, B4): any chunking of a line gives the same
+//! bytes, the same bytes as the whole-line path (`Shaper::route_server_message`, the
+//! Value path), while what is held of a long line stays bounded by the cap.
+
+use backstop_core::Limit;
+use backstop_jsonrpc::Shaper;
+use backstop_jsonrpc::scan::Scan;
+use backstop_jsonrpc::stream::{ServerStream, Sink};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+/// A sink that keeps everything in memory, noting the most it held at once.
+#[derive(Default)]
+struct Buffers {
+    sent: Vec<u8>,
+    held: Vec<u8>,
+    to_server: Vec<Vec<u8>>,
+}
+
+impl Sink for Buffers {
+    fn send(&mut self, bytes: &[u8]) {
+        self.sent.extend_from_slice(bytes);
+    }
+    fn hold(&mut self, bytes: &[u8]) {
+        self.held.extend_from_slice(bytes);
+    }
+    fn release(&mut self) {
+        let held = std::mem::take(&mut self.held);
+        self.sent.extend(held);
+    }
+    fn discard(&mut self) {
+        self.held.clear();
+    }
+    fn take_held(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.held)
+    }
+    fn to_server(&mut self, request: Vec<u8>) {
+        self.to_server.push(request);
+    }
+}
+
+/// A shaper at `cap` with a pending `tools/call` of `tool` under id 1, and a pending
+/// `resources/read` under id 2.
+fn shaper(cap: usize) -> Shaper {
+    let mut shaper = Shaper::new(Limit::new(cap).unwrap());
+    shaper.client_message(
+        br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"capture_pane","arguments":{"pane":"%1"}}}"#,
+    );
+    shaper.client_message(
+        br#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"file:///big"}}"#,
+    );
+    shaper
+}
+
+/// The whole-line path: what the shaper sends for `line`, with its line break.
+fn whole(cap: usize, line: &[u8]) -> Vec<u8> {
+    let mut shaper = shaper(cap);
+    let route = shaper.route_server_message(line);
+    let mut out = Vec::new();
+    for message in route.to_client {
+        out.extend(message);
+        out.push(b'\n');
+    }
+    if let Some(forward) = route.forward {
+        out.extend_from_slice(forward.bytes(line));
+        out.push(b'\n');
+    }
+    out
+}
+
+/// The streaming path, lines longer than `whole_line` scanned, `line` pushed in chunks
+/// of the given sizes (cycled); also the most the scan held.
+fn streamed(cap: usize, line: &[u8], whole_line: usize, chunks: &[usize]) -> Vec<u8> {
+    let mut shaper = shaper(cap);
+    let mut stream = ServerStream::new(whole_line);
+    let mut sink = Buffers::default();
+    let mut rest = line;
+    for &size in chunks.iter().cycle() {
+        if rest.is_empty() {
+            break;
+        }
+        let (chunk, tail) = rest.split_at(size.clamp(1, rest.len()));
+        stream.push(&mut shaper, chunk, &mut sink);
+        rest = tail;
+    }
+    stream.push(&mut shaper, b"\n", &mut sink);
+    stream.finish(&mut shaper, &mut sink);
+    assert!(sink.held.is_empty(), "nothing is left held");
+    sink.sent
+}
+
+const FRAGMENTS: [&str; 10] = [
+    "line of output\n",
+    "\u{1b}[31mred\u{1b}[0m ",
+    "é",
+    "😀",
+    "👨‍👩‍👧",
+    "\"quoted\" ",
+    "back\\slash ",
+    "\u{1}",
+    "\t",
+    "🇺🇸",
+];
+
+/// A text of about `len` bytes: runs of fragments.
+fn text(runs: &[(usize, usize)], len: usize) -> String {
+    let mut out = String::with_capacity(len + 64);
+    let mut i = 0;
+    while out.len() < len {
+        let (fragment, count) = runs[i % runs.len()];
+        for _ in 0..count.max(1) {
+            out.push_str(FRAGMENTS[fragment % FRAGMENTS.len()]);
+        }
+        i += 1;
+    }
+    out
+}
+
+/// A `tools/call` result line with a text long enough to be held in part.
+fn result_line(big: &str, id_last: bool, is_error: bool, small_blocks: usize) -> Vec<u8> {
+    let mut content = vec![json!({"type": "text", "text": big})];
+    for n in 0..small_blocks {
+        content.push(json!({"type": "text", "text": format!("block {n}: PROMPT $")}));
+    }
+    if small_blocks > 1 {
+        content.insert(
+            1,
+            json!({"type": "image", "data": "AAAA", "mimeType": "image/png"}),
+        );
+    }
+    let mut result = json!({"content": content, "_meta": {"pane": "%1"}});
+    if is_error {
+        result["isError"] = Value::Bool(true);
+    }
+    let line = if id_last {
+        format!(r#"{{"result":{result},"jsonrpc":"2.0","id":1}}"#)
+    } else {
+        format!(r#"{{"jsonrpc":"2.0","id":1,"result":{result}}}"#)
+    };
+    line.into_bytes()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: ProptestConfig::default().cases.min(24),
+        ..ProptestConfig::default()
+    })]
+
+    /// B3: the streamed output equals the whole-line (Value) path's, whatever the
+    /// chunking — for results cut from a text held in part, id first or last, error
+    /// or not, with other blocks before and after.
+    #[test]
+    fn streamed_equals_whole(
+        runs in prop::collection::vec((0usize..10, 1usize..300), 1..6),
+        len in 1_100_000usize..1_500_000,
+        cap in prop_oneof![Just(2_000usize), 2_000usize..60_000],
+        id_last in any::<bool>(),
+        is_error in any::<bool>(),
+        small_blocks in 0usize..3,
+        chunks in prop::collection::vec(prop_oneof![1usize..8, 4096usize..300_000], 1..6),
+    ) {
+        let big = text(&runs, len);
+        let line = result_line(&big, id_last, is_error, small_blocks);
+        let expected = whole(cap, &line);
+        prop_assert!(expected.len() < line.len(), "the reference cut it");
+        let got = streamed(cap, &line, 64 << 10, &chunks);
+        prop_assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(&expected));
+    }
+}
+
+/// B3: a long line that needs no change is sent as it came, and — when its `id` comes
+/// first and is no `tools/call`'s — starts going out before its end.
+#[test]
+fn unchanged_lines_stream_through() {
+    let big = "x".repeat(3 << 20);
+    let line = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"result":{{"contents":[{{"uri":"file:///big","text":"{big}"}}]}}}}"#
+    );
+    let mut shaper = shaper(10_000);
+    let mut stream = ServerStream::new(64 << 10);
+    let mut sink = Buffers::default();
+    let (first, second) = line.as_bytes().split_at(line.len() / 2);
+    stream.push(&mut shaper, first, &mut sink);
+    assert_eq!(sink.sent, first, "sent on before its end");
+    assert!(sink.held.is_empty());
+    stream.push(&mut shaper, second, &mut sink);
+    stream.push(&mut shaper, b"\n", &mut sink);
+    assert_eq!(sink.sent.len(), line.len() + 1);
+    assert!(sink.sent.starts_with(line.as_bytes()));
+    assert!(
+        shaper
+            .pending()
+            .get(&backstop_jsonrpc::message::RequestId::Number("2".into()))
+            .is_none()
+    );
+
+    // id last: held until the end, then sent as it came.
+    let line = format!(
+        r#"{{"result":{{"contents":[{{"uri":"file:///big","text":"{big}"}}]}},"jsonrpc":"2.0","id":2}}"#
+    );
+    assert_eq!(
+        streamed(10_000, line.as_bytes(), 64 << 10, &[65536]),
+        [line.as_bytes(), b"\n"].concat()
+    );
+}
+
+/// B4: a long line that is not valid JSON — bad UTF-8 in the middle of a long text, a
+/// lone surrogate, a raw control character — is forwarded exactly as it came.
+#[test]
+fn invalid_long_lines_pass_byte_identical() {
+    let big = "y".repeat(2 << 20);
+    let valid = String::from_utf8(result_line(&big, false, false, 0)).unwrap();
+    let middle = valid.len() / 2;
+    for bad in [&b"\xff"[..], b"\\ud800", b"\x01", b"\\q", b"\xe2\x82"] {
+        let mut line = valid.as_bytes()[..middle].to_vec();
+        line.extend_from_slice(bad);
+        line.extend_from_slice(&valid.as_bytes()[middle..]);
+        for chunks in [[1usize << 20], [7]] {
+            let got = streamed(10_000, &line, 64 << 10, &chunks);
+            assert_eq!(got, [&line[..], b"\n"].concat(), "{bad:?}");
+        }
+    }
+}
+
+/// B3: what a scan holds of a line is bounded by the cap, not by the line.
+#[test]
+fn a_scan_holds_about_the_cap() {
+    let cap = 100_000;
+    let mut held = Vec::new();
+    for megabytes in [4usize, 40] {
+        let mut scan = Scan::new(cap);
+        scan.push(br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":""#);
+        let chunk = "scrollback line\\n".repeat(4096);
+        for _ in 0..(megabytes << 20) / chunk.len() {
+            scan.push(chunk.as_bytes());
+        }
+        scan.push(br#""}]}}"#);
+        held.push(scan.held_bytes());
+        let scanned = scan.finish();
+        assert_eq!(scanned.holes.len(), 1);
+        // Each `\n` is two bytes of JSON and one of text.
+        let chunks = (megabytes << 20) / chunk.len();
+        assert_eq!(scanned.holes[0].decoded_len, chunks * (chunk.len() - 4096));
+    }
+    assert!(
+        held[1] <= held[0] + (64 << 10),
+        "{held:?}: grows with the line"
+    );
+    assert!(
+        held[1] < 4 * backstop_core::limit::HeldInPart::min_held_bytes(cap).max(1 << 20),
+        "{held:?}"
+    );
+}
