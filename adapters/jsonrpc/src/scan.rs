@@ -181,6 +181,9 @@ struct Ring {
 /// Checkpoints are this far apart (raw bytes), at least.
 const CHECKPOINT_EVERY: usize = 64 << 10;
 
+/// A string's bytes are checked and held in segments of about this size.
+const SEGMENT_BYTES: usize = 64 << 10;
+
 /// The incremental scan of one message: push its bytes as they come, then finish.
 #[derive(Debug)]
 pub struct Scan {
@@ -496,170 +499,202 @@ impl Scan {
     }
 
     /// Bytes inside a string: up to and including its closing `"`.
+    ///
+    /// The bytes up to the closing quote (or the end of `bytes`) are one span: found
+    /// with one `memchr2` pass that also reads each escape, then checked as a whole
+    /// (UTF-8, control characters, `input_`) and kept or held in one copy.
     fn string_bytes(&mut self, bytes: &[u8]) -> usize {
+        let Some(mut string) = self.string.take() else {
+            return 0;
+        };
         let mut i = 0;
-        while i < bytes.len() {
-            let Some(mut string) = self.string.take() else {
-                return i;
-            };
-            if string.escape_len > 0 {
-                // The rest of an escape cut by the end of the last chunk.
-                // How long it is shows at its second byte.
-                while string.escape_len < escape_len(&string.escape[..string.escape_len])
-                    && i < bytes.len()
-                {
-                    string.escape[string.escape_len] = bytes[i];
-                    string.escape_len += 1;
-                    i += 1;
-                }
-                if string.escape_len < escape_len(&string.escape[..string.escape_len]) {
-                    self.string = Some(string);
-                    return i;
-                }
-                let escape = string.escape;
-                let len = string.escape_len;
-                string.escape_len = 0;
-                self.escape(&mut string, &escape[..len]);
-                self.string = Some(string);
-                continue;
+        if string.escape_len > 0 {
+            // The rest of an escape cut by the end of the last chunk; how long it is
+            // shows at its second byte.
+            while string.escape_len < escape_len(&string.escape[..string.escape_len])
+                && i < bytes.len()
+            {
+                string.escape[string.escape_len] = bytes[i];
+                string.escape_len += 1;
+                i += 1;
             }
-            let rest = &bytes[i..];
-            match memchr::memchr2(b'"', b'\\', rest) {
-                Some(j) => {
-                    self.run(&mut string, &rest[..j]);
-                    if rest[j] == b'"' {
-                        self.close_string(string);
-                        self.keep(b"\"");
-                        return i + j + 1;
-                    }
-                    // An escape: whole if it is all here.
-                    let avail = &rest[j..];
-                    let need = escape_len(avail);
-                    if avail.len() >= need {
-                        self.escape(&mut string, &avail[..need]);
-                        i += j + need;
-                    } else {
-                        string.escape[..avail.len()].copy_from_slice(avail);
-                        string.escape_len = avail.len();
-                        i = bytes.len();
-                    }
-                    self.string = Some(string);
-                }
+            if string.escape_len < escape_len(&string.escape[..string.escape_len]) {
+                self.string = Some(string);
+                return i;
+            }
+            let escape = string.escape;
+            let len = string.escape_len;
+            string.escape_len = 0;
+            let before = string.decoded;
+            match escape_decoded(&mut string, &escape[..len]) {
+                Some(decoded) => string.decoded += decoded,
                 None => {
-                    self.run(&mut string, rest);
-                    self.string = Some(string);
+                    self.invalid = true;
                     return bytes.len();
                 }
             }
-            if self.invalid {
+            self.string_content(&mut string, &escape[..len], before);
+        }
+        if string.utf8_len > 0 {
+            // The rest of a UTF-8 sequence cut by the end of the last chunk.
+            let need = utf8_len(string.utf8[0]);
+            let take = (need - string.utf8_len).min(bytes.len() - i);
+            let piece = &bytes[i..i + take];
+            string.utf8[string.utf8_len..string.utf8_len + take].copy_from_slice(piece);
+            string.utf8_len += take;
+            i += take;
+            let before = string.decoded;
+            string.decoded += piece.len();
+            self.string_content(&mut string, piece, before);
+            if string.utf8_len < need {
+                self.string = Some(string);
+                return i;
+            }
+            string.utf8_len = 0;
+            if std::str::from_utf8(&string.utf8[..need]).is_err() {
+                self.invalid = true;
                 return bytes.len();
             }
         }
-        i
+        let start = i;
+        // The span is handed on in segments of about SEGMENT_BYTES, each ending before
+        // an escape or at a character boundary of plain text, so that a ring can trim.
+        let mut segment = start;
+        // Raw bytes of escapes minus what they decode to, in the current segment.
+        let mut shrink = 0;
+        let mut at = i;
+        let mut last_escape_end = if string.high { start } else { usize::MAX };
+        let (end, closed) = loop {
+            let Some(j) = memchr::memchr2(b'"', b'\\', &bytes[at..]) else {
+                break (bytes.len(), false);
+            };
+            let p = at + j;
+            if string.high && p != last_escape_end {
+                self.invalid = true; // a high surrogate not followed by its low half
+                return bytes.len();
+            }
+            if bytes[p] == b'"' {
+                break (p, true);
+            }
+            let need = escape_len(&bytes[p..]);
+            if p + 1 >= bytes.len() || p + need > bytes.len() {
+                // An escape cut by the end of the chunk: kept for the next one.
+                let cut = &bytes[p..];
+                string.escape[..cut.len()].copy_from_slice(cut);
+                string.escape_len = cut.len();
+                break (p, false);
+            }
+            if p - segment >= SEGMENT_BYTES && !string.high {
+                if !self.segment(&mut string, &bytes[segment..p], shrink) {
+                    return bytes.len();
+                }
+                segment = p;
+                shrink = 0;
+            }
+            match escape_decoded(&mut string, &bytes[p..p + need]) {
+                Some(decoded) => shrink += need - decoded,
+                None => {
+                    self.invalid = true;
+                    return bytes.len();
+                }
+            }
+            at = p + need;
+            last_escape_end = at;
+        };
+        if string.high && string.escape_len == 0 && end != last_escape_end {
+            self.invalid = true;
+            return bytes.len();
+        }
+        // What has escapes in it, then the plain rest in pieces.
+        let escaped_end = if last_escape_end == usize::MAX {
+            segment
+        } else {
+            last_escape_end.max(segment)
+        };
+        if !self.segment(&mut string, &bytes[segment..escaped_end], shrink) {
+            return bytes.len();
+        }
+        let mut piece = escaped_end;
+        while piece < end {
+            let mut to = (piece + SEGMENT_BYTES).min(end);
+            while to < end && (bytes[to] & 0xC0) == 0x80 {
+                to += 1;
+            }
+            if !self.segment(&mut string, &bytes[piece..to], 0) {
+                return bytes.len();
+            }
+            piece = to;
+        }
+        if string.escape_len > 0 {
+            self.string = Some(string);
+            return bytes.len();
+        }
+        if closed {
+            self.close_string(string);
+            self.keep(b"\"");
+            return end + 1;
+        }
+        self.string = Some(string);
+        bytes.len()
     }
 
-    /// A run of unescaped string bytes.
-    fn run(&mut self, string: &mut Str, run: &[u8]) {
-        if run.is_empty() {
-            return;
+    /// One segment of a string's raw content (`shrink`: its escapes' raw bytes minus
+    /// what they decode to): checked, counted, kept or held. `false` if invalid.
+    fn segment(&mut self, string: &mut Str, raw: &[u8], shrink: usize) -> bool {
+        if raw.is_empty() {
+            return true;
         }
-        if string.high || run.iter().fold(false, |bad, &b| bad | (b < 0x20)) {
-            self.invalid = true; // a lone high surrogate, or a raw control character
-            return;
+        if !self.check_span(string, raw) {
+            return false;
         }
-        // UTF-8, with a sequence cut by a chunk's end completed first.
-        let mut run_rest = run;
-        if string.utf8_len > 0 {
-            let first = string.utf8[0];
-            let need = utf8_len(first);
-            let take = (need - string.utf8_len).min(run_rest.len());
-            string.utf8[string.utf8_len..string.utf8_len + take].copy_from_slice(&run_rest[..take]);
-            string.utf8_len += take;
-            run_rest = &run_rest[take..];
-            if string.utf8_len == need {
-                if std::str::from_utf8(&string.utf8[..need]).is_err() {
-                    self.invalid = true;
-                    return;
-                }
-                string.utf8_len = 0;
-            }
+        let before = string.decoded;
+        string.decoded += raw.len() - shrink;
+        self.string_content(string, raw, before);
+        true
+    }
+
+    /// Check the raw bytes of a span of a string: no raw control character, UTF-8
+    /// throughout (a sequence cut by the span's end completed by the next one), and
+    /// note whether it may quote an input (V3). `false` (and invalid) if not.
+    fn check_span(&mut self, string: &mut Str, span: &[u8]) -> bool {
+        if span.iter().fold(false, |bad, &b| bad | (b < 0x20)) {
+            self.invalid = true;
+            return false;
         }
-        match std::str::from_utf8(run_rest) {
+        let rest = span;
+        match std::str::from_utf8(rest) {
             Ok(_) => {}
             Err(error) if error.error_len().is_none() => {
-                let tail = &run_rest[error.valid_up_to()..];
+                let tail = &rest[error.valid_up_to()..];
                 string.utf8[..tail.len()].copy_from_slice(tail);
                 string.utf8_len = tail.len();
             }
             Err(_) => {
                 self.invalid = true;
-                return;
+                return false;
             }
         }
-        if !string.may_quote && string.place != Place::Key {
+        if !string.may_quote && matches!(string.place, Place::Block(..)) {
             let mut probe = [0u8; 10];
-            let n = run.len().min(5);
+            let n = span.len().min(5);
             probe[..5].copy_from_slice(&string.last);
-            probe[5..5 + n].copy_from_slice(&run[..n]);
-            string.may_quote = memchr::memmem::find(&probe[..5 + n], b"input_").is_some()
-                || memchr::memmem::find(run, b"input_").is_some();
+            probe[5..5 + n].copy_from_slice(&span[..n]);
+            string.may_quote =
+                INPUT_FINDER.find(&probe[..5 + n]).is_some() || INPUT_FINDER.find(span).is_some();
         }
-        if run.len() >= 5 {
-            string.last.copy_from_slice(&run[run.len() - 5..]);
+        if span.len() >= 5 {
+            string.last.copy_from_slice(&span[span.len() - 5..]);
         } else {
-            string.last.rotate_left(run.len());
-            string.last[5 - run.len()..].copy_from_slice(run);
+            string.last.rotate_left(span.len());
+            string.last[5 - span.len()..].copy_from_slice(span);
         }
-        string.decoded += run.len();
-        self.string_content(string, run);
-    }
-
-    /// One whole escape sequence (`\x` or `\uXXXX`).
-    fn escape(&mut self, string: &mut Str, escape: &[u8]) {
-        if string.utf8_len > 0 {
-            self.invalid = true; // a UTF-8 sequence cut by an escape
-            return;
-        }
-        let decoded = match escape.get(1) {
-            Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') if !string.high => 1,
-            Some(b'u') => match hex4(&escape[2..]) {
-                Some(unit @ 0xD800..=0xDBFF) if !string.high => {
-                    let _ = unit;
-                    string.high = true;
-                    4
-                }
-                Some(0xDC00..=0xDFFF) if string.high => {
-                    string.high = false;
-                    0
-                }
-                Some(0xD800..=0xDFFF) | None => {
-                    self.invalid = true;
-                    return;
-                }
-                Some(_) if string.high => {
-                    self.invalid = true;
-                    return;
-                }
-                Some(unit) => {
-                    if (0x20..0x7f).contains(&unit) {
-                        string.may_quote = true;
-                    }
-                    char::from_u32(unit).map_or(1, char::len_utf8)
-                }
-            },
-            _ => {
-                self.invalid = true;
-                return;
-            }
-        };
-        string.decoded += decoded;
-        string.last = [0; 5];
-        self.string_content(string, escape);
+        true
     }
 
     /// Raw content bytes of a string (a run or an escape), to the skeleton or the ring.
-    fn string_content(&mut self, string: &mut Str, raw: &[u8]) {
-        if string.dropped {
+    /// `decoded_before`: the string's decoded length before `raw`.
+    fn string_content(&mut self, string: &mut Str, raw: &[u8], decoded_before: usize) {
+        if string.dropped || raw.is_empty() {
             return;
         }
         if let Some(ring) = string.ring.as_mut() {
@@ -669,7 +704,7 @@ impl Scan {
                 .is_none_or(|&(at, _)| ring.bytes.len() - at >= CHECKPOINT_EVERY)
             {
                 ring.checkpoints
-                    .push_back((ring.bytes.len(), string.decoded - decoded_of(raw)));
+                    .push_back((ring.bytes.len(), decoded_before));
             }
             ring.bytes.extend_from_slice(raw);
             ring.trim(self.need, string.decoded);
@@ -679,7 +714,7 @@ impl Scan {
             Place::Key => {
                 if let Some(Frame::Object { key }) = self.stack.last_mut() {
                     let len = key.len as usize;
-                    if raw.first() == Some(&b'\\') || len + raw.len() > key.bytes.len() {
+                    if raw.contains(&b'\\') || len + raw.len() > key.bytes.len() {
                         key.other = true;
                     } else {
                         key.bytes[len..len + raw.len()].copy_from_slice(raw);
@@ -753,19 +788,40 @@ impl Ring {
     }
 }
 
-/// The decoded size of raw string bytes that hold no escape but may be one escape.
-fn decoded_of(raw: &[u8]) -> usize {
-    match raw {
-        [b'\\', b'u', hex @ ..] => match hex4(hex) {
-            Some(0xD800..=0xDBFF) => 4,
-            Some(0xDC00..=0xDFFF) => 0,
-            Some(unit) => char::from_u32(unit).map_or(1, char::len_utf8),
-            None => 0,
+/// What one whole escape (`\\x` or `\\uXXXX`) decodes to, in UTF-8 bytes (a surrogate
+/// pair's 4 counted at its high half); `None` if it is not a valid one here.
+fn escape_decoded(string: &mut Str, escape: &[u8]) -> Option<usize> {
+    if string.utf8_len > 0 {
+        return None; // a UTF-8 sequence cut by an escape
+    }
+    string.last = [0; 5];
+    match escape.get(1) {
+        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') if !string.high => Some(1),
+        Some(b'u') => match hex4(&escape[2..])? {
+            0xD800..=0xDBFF if !string.high => {
+                string.high = true;
+                Some(4)
+            }
+            0xDC00..=0xDFFF if string.high => {
+                string.high = false;
+                Some(0)
+            }
+            0xD800..=0xDFFF => None,
+            _ if string.high => None,
+            unit => {
+                if (0x20..0x7f).contains(&unit) {
+                    string.may_quote = true;
+                }
+                char::from_u32(unit).map(char::len_utf8)
+            }
         },
-        [b'\\', _] => 1,
-        _ => raw.len(),
+        _ => None,
     }
 }
+
+/// Finds `input_` (the start of pydantic's `input_value=` and `input_type=`, V3).
+static INPUT_FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"input_"));
 
 /// The length of the escape that starts `bytes` (at its `\`).
 fn escape_len(bytes: &[u8]) -> usize {

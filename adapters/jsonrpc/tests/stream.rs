@@ -251,3 +251,96 @@ fn a_scan_holds_about_the_cap() {
         "{held:?}"
     );
 }
+
+/// `line` scanned in chunks of `size` (cycled from `sizes`).
+fn scanned(line: &[u8], sizes: &[usize]) -> backstop_jsonrpc::scan::Scanned {
+    let mut scan = Scan::new(2_000);
+    let mut rest = line;
+    for &size in sizes.iter().cycle() {
+        if rest.is_empty() {
+            break;
+        }
+        let (chunk, tail) = rest.split_at(size.clamp(1, rest.len()));
+        scan.push(chunk);
+        rest = tail;
+    }
+    scan.finish()
+}
+
+proptest! {
+    /// B4: a scan (in any chunking) keeps every byte of a message it need not cut,
+    /// and calls it invalid exactly when serde_json's strict reading refuses it —
+    /// for messages with any text, and for the same with a byte changed.
+    #[test]
+    fn scan_agrees_with_serde(
+        text in any::<String>(),
+        flip in prop::option::of((any::<prop::sample::Index>(), any::<u8>())),
+        sizes in prop::collection::vec(1usize..9, 1..4),
+    ) {
+        let message = json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": text}]}});
+        let mut line = message.to_string().into_bytes();
+        if let Some((at, byte)) = flip {
+            let at = at.index(line.len());
+            line[at] = byte;
+        }
+        let strict = backstop_jsonrpc::message::strict_json_text(&line)
+            .is_some_and(|text| serde_json::from_str::<Value>(text).is_ok());
+        let scan = scanned(&line, &sizes);
+        let read = !scan.invalid && serde_json::from_slice::<Value>(&scan.skeleton).is_ok();
+        prop_assert_eq!(read, strict);
+        if !scan.invalid {
+            prop_assert_eq!(&scan.skeleton, &line);
+        }
+    }
+}
+
+const RAW_TOKENS: [&[u8]; 14] = [
+    b"a",
+    br"\ud83d",
+    br"\ude00",
+    br"\u0041",
+    br"\n",
+    br"\\",
+    br#"\""#,
+    "é".as_bytes(),
+    "😀".as_bytes(),
+    b"\xf0\x9f",
+    b"\x01",
+    br"\x",
+    br"\u12",
+    b"input_value=",
+];
+
+proptest! {
+    /// B4 for escapes: surrogate pairs, lone or reversed halves, bad escapes, cut UTF-8,
+    /// raw control characters — the scan's verdict is serde_json's strict one.
+    #[test]
+    fn scan_agrees_with_serde_on_escapes(
+        tokens in prop::collection::vec(0usize..RAW_TOKENS.len(), 0..12),
+        sizes in prop::collection::vec(1usize..9, 1..2),
+        long in any::<bool>(),
+    ) {
+        let mut line = br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":""#.to_vec();
+        for token in tokens {
+            line.extend_from_slice(RAW_TOKENS[token]);
+        }
+        let head = line.len() + 4;
+        if long {
+            // The tokens are then in the part of the text that is not held.
+            line.extend(std::iter::repeat_n(b'a', 1_200_000));
+        }
+        line.extend_from_slice(br#""}]}}"#);
+        let strict = backstop_jsonrpc::message::strict_json_text(&line)
+            .is_some_and(|text| serde_json::from_str::<Value>(text).is_ok());
+        let mut scan = Scan::new(2_000);
+        let (first, rest) = line.split_at(head.min(line.len()));
+        for chunk in first.chunks(sizes[0]) {
+            scan.push(chunk);
+        }
+        scan.push(rest);
+        let scan = scan.finish();
+        prop_assert_eq!(scan.holes.len(), usize::from(long && !scan.invalid));
+        let read = !scan.invalid && serde_json::from_slice::<Value>(&scan.skeleton).is_ok();
+        prop_assert_eq!(read, strict, "{}", String::from_utf8_lossy(&line[..head.min(line.len())]));
+    }
+}
