@@ -302,6 +302,7 @@ fn table(cases: &[Case], measured: &[Measured]) -> String {
         runs(GB),
         runs(100 * MB),
     ));
+    lines.push(String::new());
     lines.join("\n") + "\n"
 }
 
@@ -321,8 +322,21 @@ fn json(cases: &[Case], measured: &[Measured]) -> String {
     serde_json::to_string_pretty(&rows).unwrap() + "\n"
 }
 
+/// The machine's load averages (1, 5, 15 minutes), as `/proc/loadavg` has them.
+fn load() -> String {
+    std::fs::read_to_string("/proc/loadavg")
+        .map(|load| {
+            load.split_whitespace()
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .unwrap_or_else(|_| "unknown".to_owned())
+}
+
 fn main() {
     let server = big_line_server();
+    let load_before = load();
     let cases = [
         Case::result(100 * MB, false),
         Case::result(100 * MB, true),
@@ -343,7 +357,11 @@ fn main() {
         );
         measured.push(m);
     }
-    let table = table(&cases, &measured);
+    let table = table(&cases, &measured)
+        + &format!(
+            "Load average (1, 5, 15 min): {load_before} before the run, {} after it.\n",
+            load()
+        );
     println!("\nstraight pipe vs proxy\n\n{table}");
     let dir = backstop()
         .parent()
