@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod chunks;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
