@@ -662,7 +662,7 @@ impl Scan {
             return false;
         }
         let rest = span;
-        match std::str::from_utf8(rest) {
+        match simdutf8::compat::from_utf8(rest) {
             Ok(_) => {}
             Err(error) if error.error_len().is_none() => {
                 let tail = &rest[error.valid_up_to()..];
@@ -840,11 +840,15 @@ fn utf8_len(first: u8) -> usize {
 }
 
 fn hex4(hex: &[u8]) -> Option<u32> {
-    let hex = std::str::from_utf8(hex.get(..4)?).ok()?;
-    if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return None;
-    }
-    u32::from_str_radix(hex, 16).ok()
+    hex.get(..4)?.iter().try_fold(0, |value, &digit| {
+        let nibble = match digit {
+            b'0'..=b'9' => digit - b'0',
+            b'a'..=b'f' => digit - b'a' + 10,
+            b'A'..=b'F' => digit - b'A' + 10,
+            _ => return None,
+        };
+        Some(value << 4 | u32::from(nibble))
+    })
 }
 
 /// Where the held tail of a ring starts being readable on its own: not on a UTF-8
