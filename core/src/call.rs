@@ -414,7 +414,9 @@ pub fn shape_tool_call_in_part(
     }
     let (result, log) = redacted_error_result(result, call);
     let truncation = match limit.applies_to(&call.tool) {
-        true => limit.truncate_in_part(&result, held).ok()?,
+        true => limit
+            .truncate_in_part(&result, held, catalog.output_schema(&call.tool))
+            .ok()?,
         false => None,
     };
     match truncation {

@@ -434,6 +434,11 @@ pub struct HeldInPart {
     /// A string not held whole may hold pydantic's `input_value=` (V3): an error result
     /// with one must be read whole, its every fragment redacted.
     may_quote_inputs: bool,
+    /// `(JSON pointer, bytes of its head not held)`, for strings of `structuredContent`
+    /// held in part.
+    structured_heads: Vec<(String, usize)>,
+    /// `(block index, first byte)`: what a text held in part starts with.
+    text_starts: Vec<(usize, u8)>,
 }
 
 impl HeldInPart {
@@ -460,6 +465,56 @@ impl HeldInPart {
         self.text_heads.retain(|&(b, _)| b != block);
         self.text_heads.push((block, bytes));
         self
+    }
+
+    /// The text of block `block`, held in part, starts with `byte` (a text that starts
+    /// with `{` or `[` may be the serialization of `structuredContent`; one whose start
+    /// is not known is taken to be one).
+    ///
+    /// ```
+    /// let held = backstop_core::limit::HeldInPart::default().with_text_head(0, 9).with_text_start(0, b'P');
+    /// assert!(!held.is_whole());
+    /// ```
+    pub fn with_text_start(mut self, block: usize, byte: u8) -> Self {
+        self.text_starts.retain(|&(b, _)| b != block);
+        self.text_starts.push((block, byte));
+        self
+    }
+
+    /// The string at `pointer` (a JSON pointer into `structuredContent`) is held
+    /// without its first `bytes` bytes.
+    ///
+    /// ```
+    /// let held = backstop_core::limit::HeldInPart::default().with_structured_head("/result", 7);
+    /// assert_eq!(held.structured_head("/result"), 7);
+    /// assert_eq!(held.structured_head("/other"), 0);
+    /// ```
+    pub fn with_structured_head(mut self, pointer: impl Into<String>, bytes: usize) -> Self {
+        let pointer = pointer.into();
+        self.structured_heads.retain(|(p, _)| *p != pointer);
+        self.structured_heads.push((pointer, bytes));
+        self
+    }
+
+    /// The bytes of the head of the `structuredContent` string at `pointer` not held.
+    pub fn structured_head(&self, pointer: &str) -> usize {
+        self.structured_heads
+            .iter()
+            .find_map(|(p, bytes)| (p == pointer).then_some(*bytes))
+            .unwrap_or(0)
+    }
+
+    /// Whether text block `block` (`text`: what is held of it) may be a serialization
+    /// of a value whose JSON starts with `opener`.
+    fn may_serialize(&self, block: usize, text: &str, opener: u8) -> bool {
+        let start = match self.text_head(block) {
+            0 => text.bytes().find(|b| !b.is_ascii_whitespace()),
+            _ => self
+                .text_starts
+                .iter()
+                .find_map(|&(b, byte)| (b == block).then_some(byte)),
+        };
+        start.is_none_or(|b| b == opener || b.is_ascii_whitespace())
     }
 
     /// A block other than text is held in part (its data or blob, say).
@@ -493,7 +548,9 @@ impl HeldInPart {
 
     /// Whether everything is held.
     pub fn is_whole(&self) -> bool {
-        self.text_heads.iter().all(|&(_, bytes)| bytes == 0) && !self.other_blocks
+        self.text_heads.iter().all(|&(_, bytes)| bytes == 0)
+            && self.structured_heads.iter().all(|&(_, bytes)| bytes == 0)
+            && !self.other_blocks
     }
 
     /// Whether a string not held whole may quote a rejected input (V3).
@@ -505,8 +562,10 @@ impl HeldInPart {
 impl Limit {
     /// [`truncate`](Self::truncate) for a result held in part (`held`): the same cut
     /// the whole result would get, or `Err(())` where it cannot be decided from what
-    /// is held — a result with `structuredContent`, or no text block, or a text held
-    /// in part with less than [`HeldInPart::min_held_bytes`] of the tail before it.
+    /// is held — no text block, a text block that may be the serialization of
+    /// `structuredContent`, or a string held in part with less than
+    /// [`HeldInPart::min_held_bytes`] of its tail. `output_schema` as for
+    /// [`truncate_with_schema`](Self::truncate_with_schema) (L15).
     /// A result held in part is over the cap (what is not held is more than it).
     ///
     /// ```
@@ -516,7 +575,7 @@ impl Limit {
     /// let whole = ToolResult::text("line\n".repeat(100_000));
     /// let tail = "line\n".repeat(10_000);
     /// let held = HeldInPart::default().with_text_head(0, 500_000 - tail.len());
-    /// let in_part = limit.truncate_in_part(&ToolResult::text(tail), &held).unwrap();
+    /// let in_part = limit.truncate_in_part(&ToolResult::text(tail), &held, None).unwrap();
     /// assert_eq!(in_part, limit.truncate(&whole));
     /// ```
     #[allow(clippy::result_unit_err)]
@@ -524,15 +583,16 @@ impl Limit {
         &self,
         result: &ToolResult,
         held: &HeldInPart,
+        output_schema: Option<&Value>,
     ) -> Result<Option<Limited>, ()> {
         if held.is_whole() {
-            return Ok(self.truncate(result));
+            return Ok(self.truncate_with_schema(result, output_schema));
         }
         if !result.is_complete() {
             return Ok(None);
         }
-        if result.structured_content.is_some() {
-            return Err(());
+        if let Some(structured) = &result.structured_content {
+            return self.structured_in_part(result, structured, held, output_schema);
         }
         let mut heads = Vec::new();
         let mut non_text = 0;
@@ -560,6 +620,59 @@ impl Limit {
                 .cut(MetaKept::All)
                 .or_else(|| cutter.cut(MetaKept::ErrorKeys))
                 .unwrap_or_else(|| cutter.header_only()),
+        ))
+    }
+}
+
+impl Limit {
+    /// [`truncate_in_part`](Self::truncate_in_part) for a result with
+    /// `structuredContent` (L15): decided as the whole would be where no text block can
+    /// be the value's serialization (a text held in part that starts with `{`, or any
+    /// block that may, is read whole), and every string held in part keeps more than a
+    /// cut can.
+    fn structured_in_part(
+        &self,
+        result: &ToolResult,
+        structured: &Value,
+        held: &HeldInPart,
+        output_schema: Option<&Value>,
+    ) -> Result<Option<Limited>, ()> {
+        let opener = match structured {
+            Value::Object(_) => b'{',
+            Value::Array(_) => b'[',
+            _ => return Err(()),
+        };
+        let mut texts = 0;
+        for (index, content) in result.content.iter().enumerate() {
+            if let Some(text) = content.as_text() {
+                texts += 1;
+                if held.may_serialize(index, text, opener) {
+                    return Err(());
+                }
+                if held.text_head(index) > 0
+                    && text.len() < HeldInPart::min_held_bytes(self.max_bytes)
+                {
+                    return Err(());
+                }
+            }
+        }
+        let least = HeldInPart::min_held_bytes(self.max_bytes);
+        if texts == 0
+            || held.other_blocks
+            || held.structured_heads.iter().any(|(pointer, bytes)| {
+                *bytes > 0
+                    && structured
+                        .pointer(pointer)
+                        .and_then(Value::as_str)
+                        .is_none_or(|text| text.len() < least)
+            })
+        {
+            return Err(());
+        }
+        Ok(Some(
+            structured::StructuredCutter::new(self, result, structured, output_schema)
+                .held_in_part(held)
+                .cut(),
         ))
     }
 }

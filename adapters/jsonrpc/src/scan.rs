@@ -25,6 +25,8 @@
 
 use backstop_core::call::MAX_RECOGNIZED_BYTES;
 use backstop_core::limit::HeldInPart;
+use backstop_core::{Content, ToolResult};
+use serde_json::Value;
 use std::collections::VecDeque;
 
 /// The deepest nesting scanned; deeper is more than serde_json reads (its limit is
@@ -72,6 +74,11 @@ pub struct Hole {
     pub block: usize,
     /// Whether it is the block's own `text` (a text block's, if the block is one).
     pub block_text: bool,
+    /// For a string of `structuredContent`: its JSON pointer there (then `block` and
+    /// `block_text` mean nothing).
+    pub pointer: Option<String>,
+    /// The first byte the string decodes to (0x80 for a character that is not ASCII).
+    pub first: u8,
     /// The UTF-8 bytes of the whole string.
     pub decoded_len: usize,
     /// It may hold `input_value=`/`input_type=` (V3): it holds `input_`, or an
@@ -80,20 +87,34 @@ pub struct Hole {
 }
 
 impl Scanned {
-    /// What is not held, for the core, given the blocks that are text blocks with
-    /// their held text's length (`text_len(block)`: `None` for a block that is not
-    /// a text block).
+    /// What is not held of `result` (read from the skeleton), for the core.
     ///
     /// ```
     /// let scanned = backstop_jsonrpc::scan::Scanned::default();
-    /// assert!(scanned.held_in_part(|_| None).is_whole());
+    /// assert!(scanned.held_in_part(&backstop_core::ToolResult::text("x")).is_whole());
     /// ```
-    pub fn held_in_part(&self, text_len: impl Fn(usize) -> Option<usize>) -> HeldInPart {
+    pub fn held_in_part(&self, result: &ToolResult) -> HeldInPart {
         let mut held = HeldInPart::default();
         for hole in &self.holes {
-            held = match text_len(hole.block).filter(|_| hole.block_text) {
-                Some(len) => held.with_text_head(hole.block, hole.decoded_len.saturating_sub(len)),
-                None => held.with_other_block(),
+            let len =
+                |text: Option<&str>| hole.decoded_len.saturating_sub(text.map_or(0, str::len));
+            held = match &hole.pointer {
+                Some(pointer) => {
+                    let text = result
+                        .structured_content
+                        .as_ref()
+                        .and_then(|v| v.pointer(pointer));
+                    match text.and_then(Value::as_str) {
+                        Some(text) => held.with_structured_head(pointer.clone(), len(Some(text))),
+                        None => held.with_other_block(),
+                    }
+                }
+                None => match result.content.get(hole.block).and_then(Content::as_text) {
+                    Some(text) if hole.block_text => held
+                        .with_text_head(hole.block, len(Some(text)))
+                        .with_text_start(hole.block, hole.first),
+                    _ => held.with_other_block(),
+                },
             };
             if hole.may_quote_inputs {
                 held = held.quoting_inputs();
@@ -122,9 +143,9 @@ enum Frame {
 /// A key, if short enough to matter.
 #[derive(Debug, Clone, Copy, Default)]
 struct Key {
-    bytes: [u8; 16],
+    bytes: [u8; 32],
     len: u8,
-    /// Longer than 16 bytes, or escaped.
+    /// Longer than 32 bytes, or escaped.
     other: bool,
 }
 
@@ -141,6 +162,8 @@ enum Place {
     Key,
     /// A value that may be held in part: `(block index, is the block's text)`.
     Block(usize, bool),
+    /// A value of `structuredContent`, which may be held in part.
+    Structured,
     /// Any other value.
     Other,
 }
@@ -161,6 +184,8 @@ struct Str {
     utf8: [u8; 4],
     utf8_len: usize,
     may_quote: bool,
+    /// The first byte it decodes to, once seen (0: none yet).
+    first: u8,
     /// Held in part: its tail.
     ring: Option<Ring>,
     /// Dropped whole.
@@ -216,7 +241,9 @@ impl Scan {
     /// A scan for a cap of `max_bytes`: strings longer than a cut could keep and than
     /// [`MAX_RECOGNIZED_BYTES`] are held in part.
     pub fn new(max_bytes: usize) -> Self {
-        let need = HeldInPart::min_held_bytes(max_bytes);
+        // A little more than the core asks: the held tail may start a few bytes in (at a
+        // character boundary).
+        let need = HeldInPart::min_held_bytes(max_bytes) + 16;
         Self {
             need,
             threshold: need.max(MAX_RECOGNIZED_BYTES) + CHECKPOINT_EVERY,
@@ -452,6 +479,7 @@ impl Scan {
             utf8: [0; 4],
             utf8_len: 0,
             may_quote: false,
+            first: 0,
             ring: None,
             dropped: false,
             last: [0; 5],
@@ -494,8 +522,33 @@ impl Scan {
                     None => Place::Other,
                 }
             }
+            [top, result, rest @ ..]
+                if key(top, b"result")
+                    && key(result, b"structuredContent")
+                    && self.pointer_of(rest).is_some() =>
+            {
+                Place::Structured
+            }
             _ => Place::Other,
         }
+    }
+
+    /// The JSON pointer (into `structuredContent`) of the value at the end of `frames`,
+    /// if every key on the way is known.
+    fn pointer_of(&self, frames: &[Frame]) -> Option<String> {
+        let mut pointer = String::new();
+        for frame in frames {
+            pointer.push('/');
+            match frame {
+                Frame::Array { index } => pointer.push_str(&index.to_string()),
+                Frame::Object { key } if !key.other => {
+                    let key = std::str::from_utf8(&key.bytes[..key.len as usize]).ok()?;
+                    pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                }
+                Frame::Object { .. } => return None,
+            }
+        }
+        Some(pointer)
     }
 
     /// Bytes inside a string: up to and including its closing `"`.
@@ -674,7 +727,7 @@ impl Scan {
                 return false;
             }
         }
-        if !string.may_quote && matches!(string.place, Place::Block(..)) {
+        if !string.may_quote && matches!(string.place, Place::Block(..) | Place::Structured) {
             let mut probe = [0u8; 10];
             let n = span.len().min(5);
             probe[..5].copy_from_slice(&string.last);
@@ -694,7 +747,13 @@ impl Scan {
     /// Raw content bytes of a string (a run or an escape), to the skeleton or the ring.
     /// `decoded_before`: the string's decoded length before `raw`.
     fn string_content(&mut self, string: &mut Str, raw: &[u8], decoded_before: usize) {
-        if string.dropped || raw.is_empty() {
+        if raw.is_empty() {
+            return;
+        }
+        if string.decoded_before_first() {
+            string.first = first_decoded(raw);
+        }
+        if string.dropped {
             return;
         }
         if let Some(ring) = string.ring.as_mut() {
@@ -724,7 +783,9 @@ impl Scan {
                 self.keep(raw);
             }
             _ if string.decoded < self.threshold => self.keep(raw),
-            Place::Block(..) if self.holes.len() < MAX_HOLES && !self.overflowed => {
+            Place::Block(..) | Place::Structured
+                if self.holes.len() < MAX_HOLES && !self.overflowed =>
+            {
                 // From here on only the tail is held: move what the skeleton has.
                 let mut bytes = self.skeleton.split_off(string.start);
                 let mut checkpoints = VecDeque::new();
@@ -757,15 +818,38 @@ impl Scan {
         {
             self.result = true;
         }
-        if let (Some(ring), Place::Block(block, block_text)) = (string.ring, string.place) {
-            let hole = Hole {
-                block,
-                block_text,
-                decoded_len: string.decoded,
-                may_quote_inputs: string.may_quote,
-            };
-            self.holes.push((string.start, hole, ring));
+        let Some(ring) = string.ring else {
+            return;
+        };
+        let (block, block_text, pointer) = match string.place {
+            Place::Block(block, block_text) => (block, block_text, None),
+            Place::Structured => (
+                0,
+                false,
+                self.stack.get(2..).and_then(|f| self.pointer_of(f)),
+            ),
+            _ => return,
+        };
+        if string.place == Place::Structured && pointer.is_none() {
+            self.dropped = true;
+            return;
         }
+        let hole = Hole {
+            block,
+            block_text,
+            pointer,
+            first: string.first,
+            decoded_len: string.decoded,
+            may_quote_inputs: string.may_quote,
+        };
+        self.holes.push((string.start, hole, ring));
+    }
+}
+
+impl Str {
+    /// Whether no content byte has been seen yet.
+    fn decoded_before_first(&self) -> bool {
+        self.first == 0
     }
 }
 
@@ -816,6 +900,27 @@ fn escape_decoded(string: &mut Str, escape: &[u8]) -> Option<usize> {
             }
         },
         _ => None,
+    }
+}
+
+/// The first byte a string's raw content decodes to (0x80 for any character that is
+/// not ASCII).
+fn first_decoded(raw: &[u8]) -> u8 {
+    match raw {
+        [b'\\', b'u', hex @ ..] => hex4(hex)
+            .and_then(|unit| u8::try_from(unit).ok())
+            .filter(u8::is_ascii)
+            .unwrap_or(0x80),
+        [b'\\', escaped, ..] => match escaped {
+            b'b' => 0x08,
+            b'f' => 0x0c,
+            b'n' => b'\n',
+            b'r' => b'\r',
+            b't' => b'\t',
+            other => *other,
+        },
+        [first, ..] if first.is_ascii() => *first,
+        _ => 0x80,
     }
 }
 

@@ -31,8 +31,7 @@ use backstop_core::protocol_error::code;
 use backstop_core::request_error::shape_request_error;
 use backstop_core::session::PROTOCOL_VERSION_META_KEY;
 use backstop_core::{
-    CallContext, Content, ErrorCounts, Failure, Limit, LogRecord, ProtocolError, Session,
-    ToolResult,
+    CallContext, ErrorCounts, Failure, Limit, LogRecord, ProtocolError, Session, ToolResult,
 };
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
@@ -708,7 +707,7 @@ impl Shaper {
         let shapes = match (&request.kind, &envelope.result, envelope.error) {
             _ if request.cancelled => false,
             (RequestKind::ToolsCall { .. }, Some(_), None) if !scanned.dropped => true,
-            (RequestKind::Other | RequestKind::ToolsCall { .. }, _, _) => false,
+            (RequestKind::Other, _, _) => false,
             (RequestKind::Resource { .. }, Some(_), None) => false,
             _ => return LongMessage::NeedsWhole,
         };
@@ -725,13 +724,7 @@ impl Shaper {
             self.pending.remove(&id);
             return unchanged;
         };
-        let held = scanned.held_in_part(|block| {
-            result
-                .content
-                .get(block)
-                .and_then(Content::as_text)
-                .map(str::len)
-        });
+        let held = scanned.held_in_part(&result);
         let call = ToolCall {
             tool,
             arguments,

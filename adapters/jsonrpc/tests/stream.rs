@@ -15,6 +15,8 @@ struct Buffers {
     sent: Vec<u8>,
     held: Vec<u8>,
     to_server: Vec<Vec<u8>>,
+    /// How many times a line was read whole from what was held.
+    read_whole: usize,
 }
 
 impl Sink for Buffers {
@@ -32,6 +34,7 @@ impl Sink for Buffers {
         self.held.clear();
     }
     fn take_held(&mut self) -> Vec<u8> {
+        self.read_whole += 1;
         std::mem::take(&mut self.held)
     }
     fn to_server(&mut self, request: Vec<u8>) {
@@ -69,8 +72,18 @@ fn whole(cap: usize, line: &[u8]) -> Vec<u8> {
 }
 
 /// The streaming path, lines longer than `whole_line` scanned, `line` pushed in chunks
-/// of the given sizes (cycled); also the most the scan held.
+/// of the given sizes (cycled).
 fn streamed(cap: usize, line: &[u8], whole_line: usize, chunks: &[usize]) -> Vec<u8> {
+    streamed_reads(cap, line, whole_line, chunks).0
+}
+
+/// [`streamed`], and how many lines were read whole.
+fn streamed_reads(
+    cap: usize,
+    line: &[u8],
+    whole_line: usize,
+    chunks: &[usize],
+) -> (Vec<u8>, usize) {
     let mut shaper = shaper(cap);
     let mut stream = ServerStream::new(whole_line);
     let mut sink = Buffers::default();
@@ -86,7 +99,7 @@ fn streamed(cap: usize, line: &[u8], whole_line: usize, chunks: &[usize]) -> Vec
     stream.push(&mut shaper, b"\n", &mut sink);
     stream.finish(&mut shaper, &mut sink);
     assert!(sink.held.is_empty(), "nothing is left held");
-    sink.sent
+    (sink.sent, sink.read_whole)
 }
 
 const FRAGMENTS: [&str; 10] = [
@@ -163,8 +176,9 @@ proptest! {
         let line = result_line(&big, id_last, is_error, small_blocks);
         let expected = whole(cap, &line);
         prop_assert!(expected.len() < line.len(), "the reference cut it");
-        let got = streamed(cap, &line, 64 << 10, &chunks);
+        let (got, read_whole) = streamed_reads(cap, &line, 64 << 10, &chunks);
         prop_assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(&expected));
+        prop_assert_eq!(read_whole, 0, "decided from what was held");
     }
 }
 
@@ -342,5 +356,77 @@ proptest! {
         prop_assert_eq!(scan.holes.len(), usize::from(long && !scan.invalid));
         let read = !scan.invalid && serde_json::from_slice::<Value>(&scan.skeleton).is_ok();
         prop_assert_eq!(read, strict, "{}", String::from_utf8_lossy(&line[..head.min(line.len())]));
+    }
+}
+
+/// A shaper at `cap` that knows `capture_pane`'s output schema (fastmcp's for a tool
+/// returning `str`), with its call pending under id 1.
+fn shaper_with_schema(cap: usize) -> Shaper {
+    let mut shaper = Shaper::new(Limit::new(cap).unwrap());
+    shaper.client_message(br#"{"jsonrpc":"2.0","id":"l","method":"tools/list"}"#);
+    let list = json!({"jsonrpc": "2.0", "id": "l", "result": {"tools": [{"name": "capture_pane",
+        "inputSchema": {"type": "object"},
+        "outputSchema": {"type": "object", "properties": {"result": {"type": "string"}},
+            "required": ["result"], "x-fastmcp-wrap-result": true}}]}});
+    assert!(
+        shaper
+            .server_message(list.to_string().as_bytes())
+            .is_unchanged()
+    );
+    shaper.client_message(
+        br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"capture_pane"}}"#,
+    );
+    shaper
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: ProptestConfig::default().cases.min(12),
+        ..ProptestConfig::default()
+    })]
+
+    /// B3 with L15: fastmcp's result of a tool returning a long `str` (the text block,
+    /// and `structuredContent.result` the same string) is cut as the whole would be,
+    /// with the schema; and a text block that is the value's JSON (then read whole)
+    /// too.
+    #[test]
+    fn structured_results_streamed_equal_whole(
+        runs in prop::collection::vec((0usize..10, 1usize..300), 1..4),
+        len in 1_150_000usize..1_400_000,
+        cap in 3_000usize..40_000,
+        serialized in any::<bool>(),
+        chunks in prop::collection::vec(prop_oneof![1usize..8, 4096usize..300_000], 1..4),
+    ) {
+        let big = text(&runs, len);
+        let value = json!({"result": big});
+        let shown = if serialized { value.to_string() } else { big.clone() };
+        let line = json!({"jsonrpc": "2.0", "id": 1, "result": {
+            "content": [{"type": "text", "text": shown}], "structuredContent": value,
+            "isError": false, "_meta": {"fastmcp": {"wrap_result": true}}}}).to_string();
+        let expected = {
+            let mut shaper = shaper_with_schema(cap);
+            let forward = shaper.server_message(line.as_bytes());
+            [forward.bytes(line.as_bytes()), b"\n"].concat()
+        };
+        prop_assert!(expected.len() < cap + 200, "the reference cut it");
+        let mut shaper = shaper_with_schema(cap);
+        let mut stream = ServerStream::new(64 << 10);
+        let mut sink = Buffers::default();
+        let mut rest = line.as_bytes();
+        for &size in chunks.iter().cycle() {
+            if rest.is_empty() {
+                break;
+            }
+            let (chunk, tail) = rest.split_at(size.clamp(1, rest.len()));
+            stream.push(&mut shaper, chunk, &mut sink);
+            rest = tail;
+        }
+        stream.push(&mut shaper, b"\n", &mut sink);
+        prop_assert!(sink.held.is_empty());
+        prop_assert_eq!(String::from_utf8_lossy(&sink.sent), String::from_utf8_lossy(&expected));
+        // A text that may be the value's JSON (it is, or it starts with whitespace) is
+        // read whole; the text of a `str` is not.
+        let may_be_json = serialized || big.starts_with(|c: char| c.is_ascii_whitespace());
+        prop_assert_eq!(sink.read_whole, usize::from(may_be_json));
     }
 }

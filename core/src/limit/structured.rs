@@ -27,8 +27,8 @@ use super::joined::Joined;
 use super::schema::{Applicable, NotUnderstood};
 use super::serialization::is_serialization_of;
 use super::{
-    Cutter, ERROR_META_KEYS, Limit, Limited, MetaKept, TRUNCATION_META_KEY, Truncation, find_cut,
-    header, kept_meta,
+    Cutter, ERROR_META_KEYS, HeldInPart, Limit, Limited, MetaKept, TRUNCATION_META_KEY, Truncation,
+    find_cut, header, kept_meta,
 };
 use crate::result::{Content, ToolResult};
 use crate::wire::Weights;
@@ -342,6 +342,7 @@ struct Fitter<'p> {
     planner: &'p Planner,
     pointer: Pointer,
     cuts: Vec<StructuredCut>,
+    held: Option<&'p HeldInPart>,
 }
 
 impl Fitter<'_> {
@@ -385,7 +386,10 @@ impl Fitter<'_> {
     ) -> Option<(Value, usize)> {
         let weights = self.planner.weights;
         let room = budget.checked_sub(weights.quotes)?;
-        let joined = Joined::new([text]);
+        let unheld = self
+            .held
+            .map_or(0, |held| held.structured_head(&self.pointer.0));
+        let joined = Joined::held_in_part([(unheld, text)]);
         let cut = find_cut(
             &joined,
             self.planner.line_align,
@@ -501,6 +505,8 @@ pub(super) struct StructuredCutter<'a> {
     source: &'a ToolResult,
     structured: &'a Value,
     schema: Option<&'a Value>,
+    /// What is not held of the result (a streaming adapter's), if anything.
+    held: Option<&'a HeldInPart>,
 }
 
 impl<'a> StructuredCutter<'a> {
@@ -515,17 +521,34 @@ impl<'a> StructuredCutter<'a> {
             source,
             structured,
             schema,
+            held: None,
         }
+    }
+
+    /// The cut of a result held in part: its texts and strings lack the heads `held`
+    /// says, and none of its text blocks is the value's serialization (checked by the
+    /// caller).
+    pub(super) fn held_in_part(mut self, held: &'a HeldInPart) -> Self {
+        self.held = Some(held);
+        self
+    }
+
+    /// The bytes not held of the head of text block `block`.
+    fn text_head(&self, block: usize) -> usize {
+        self.held.map_or(0, |held| held.text_head(block))
     }
 
     /// The cut result: the structured cut with all of `_meta`, then with its E3–E5 keys
     /// only; else the `ResultTooLarge` error (L15 c).
     pub(super) fn cut(&self) -> Limited {
         let blocks = &self.source.content;
-        let serialization = blocks.iter().position(|b| {
-            b.as_text()
-                .is_some_and(|t| is_serialization_of(t, self.structured))
-        });
+        let serialization = match self.held {
+            Some(_) => None,
+            None => blocks.iter().position(|b| {
+                b.as_text()
+                    .is_some_and(|t| is_serialization_of(t, self.structured))
+            }),
+        };
         // The text blocks that are not the serialization, with their positions.
         let other: Vec<(usize, &Content)> = blocks
             .iter()
@@ -536,7 +559,11 @@ impl<'a> StructuredCutter<'a> {
             serialization,
             serialization_first: serialization
                 .is_some_and(|s| other.first().is_none_or(|&(o, _)| s < o)),
-            other: Joined::new(other.iter().filter_map(|(_, b)| b.as_text())),
+            other: Joined::held_in_part(
+                other
+                    .iter()
+                    .filter_map(|&(i, b)| Some((self.text_head(i), b.as_text()?))),
+            ),
             other_blocks: other.iter().map(|&(_, b)| b).collect(),
             non_text: blocks.iter().filter(|b| b.as_text().is_none()).count(),
         };
@@ -605,6 +632,7 @@ impl<'a> StructuredCutter<'a> {
                 planner,
                 pointer: Pointer(String::new()),
                 cuts: Vec::new(),
+                held: self.held,
             };
             let (value, cost) = fitter.fit(root, shares[0])?;
             let (text, text_cost) = self.cut_other_text(texts, parts - cost, whole_text)?;
@@ -734,18 +762,19 @@ impl<'a> StructuredCutter<'a> {
             result_type: self.source.result_type.clone(),
             extra: self.source.extra.clone(),
         };
-        let texts: Vec<&str> = self
+        let texts: Vec<(usize, &str)> = self
             .source
             .content
             .iter()
-            .filter_map(Content::as_text)
+            .enumerate()
+            .filter_map(|(i, c)| Some((self.text_head(i), c.as_text()?)))
             .collect();
         let json_text;
         let joined = if texts.is_empty() {
             json_text = super::payload_json(self.source);
             Joined::new([json_text.as_str(), RESULT_TOO_LARGE_SUGGESTION])
         } else {
-            Joined::new(texts.into_iter().chain([RESULT_TOO_LARGE_SUGGESTION]))
+            Joined::held_in_part(texts.into_iter().chain([(0, RESULT_TOO_LARGE_SUGGESTION)]))
         };
         let cutter = Cutter {
             limit: self.limit,
