@@ -263,3 +263,102 @@ fn fastmcp_behind_the_proxy() {
     assert_eq!(parse(&direct[5])["error"]["code"], -32001);
     assert_eq!(parse(&proxied[5])["error"]["code"], -32602);
 }
+
+/// SPEC B3 with L15, against fastmcp: its result of a tool returning a long `str`
+/// carries the string twice (the text block, and `structuredContent.result` under the
+/// tool's `outputSchema`). Through the proxy at a 1 MB cap, a 112 MB answer line comes
+/// out cut — both copies keeping their tail, the value still valid — while the proxy's
+/// peak RSS stays under 64 MiB.
+#[test]
+fn fastmcp_a_100_mb_str_result_is_cut_in_bounded_memory() {
+    let Some(python) = python_or_skip("fastmcp_a_100_mb_str_result_is_cut_in_bounded_memory")
+    else {
+        return;
+    };
+    let cap = 1_000_000;
+    let mut child = Command::new(support::backstop())
+        .args(["proxy", "--max-bytes", &cap.to_string(), "--"])
+        .arg(&python)
+        .arg(script())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("backstop starts");
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut ask = |line: Value, answered: bool| {
+        writeln!(stdin, "{line}").unwrap();
+        stdin.flush().unwrap();
+        let mut answer = String::new();
+        if answered {
+            stdout.read_line(&mut answer).unwrap();
+        }
+        answer
+    };
+    ask(
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "b3", "version": "1"}}}),
+        true,
+    );
+    ask(
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        false,
+    );
+    let tools = parse(&ask(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+        true,
+    ));
+    let big_tool = tools["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == "big");
+    assert!(big_tool.unwrap()["outputSchema"]["properties"]["result"].is_object());
+    let lines = 7_000_000;
+    let answer = ask(
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "big", "arguments": {"lines": lines}}}),
+        true,
+    );
+    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
+    let peak: u64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|kb| kb.split_whitespace().next()?.parse().ok())
+        .expect("VmHWM");
+    drop(ask);
+    let _ = child.kill();
+    let _ = child.wait();
+    let response = parse(&answer);
+    let result = &response["result"];
+    let wire = serde_json::to_vec(result).unwrap().len();
+    assert!(wire <= cap, "L4: {wire} bytes");
+    let kept = result["structuredContent"]["result"].as_str().unwrap();
+    assert!(
+        kept.ends_with("line of output\nPROMPT $"),
+        "L15: the value keeps its tail"
+    );
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("[... truncated ") && text.ends_with("PROMPT $"),
+        "L3"
+    );
+    let cuts = &result["_meta"]["backstop/truncation"]["structured"];
+    assert_eq!(cuts[0]["pointer"], "/result");
+    let whole = "line of output\n".len() * lines + "PROMPT $".len();
+    assert_eq!(
+        cuts[0]["dropped_bytes"].as_u64().unwrap() as usize + kept.len(),
+        whole
+    );
+    let peak_mib = peak / 1024;
+    println!(
+        "B3 fastmcp: a {} MB answer at a 1 MB cap, proxy peak RSS {peak_mib} MiB",
+        2 * whole / 1_000_000
+    );
+    assert!(
+        peak_mib <= 64,
+        "B3: the proxy's peak RSS was {peak_mib} MiB"
+    );
+}
