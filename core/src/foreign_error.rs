@@ -7,6 +7,8 @@
 //! [`Failure`]: the decisions (which type is `error_type`, which family, whether it is
 //! expected, the V3 redaction of the message) are made here, not in the binding.
 
+use serde_json::{Map, Value};
+
 use crate::failure::{Failure, Family, Level};
 use crate::foreign_validation::redact_input_values;
 
@@ -40,6 +42,8 @@ pub struct ForeignError {
     /// The failure's own log level by name (`warning`, `INFO`, …), if it declares one
     /// (G1). A name the core does not know is ignored.
     pub level: Option<String>,
+    /// `_meta` keys the failure carries itself (E7: kept, the E3–E5 keys win).
+    pub meta: Map<String, Value>,
 }
 
 /// The type names whose failures are not-found (P1), besides names ending in
@@ -77,7 +81,7 @@ fn family(names: &[&str]) -> Family {
 ///   cause's type (P1);
 /// - expected when declared, and for denials (E4);
 /// - the message has pydantic-style `input_value=…` parts removed (V3);
-/// - the suggestion and level as declared (E5, G1).
+/// - the suggestion, level and own `_meta` keys as declared (E5, G1, E7).
 ///
 /// ```
 /// use backstop_core::foreign_error::{ForeignError, classify};
@@ -90,11 +94,13 @@ fn family(names: &[&str]) -> Family {
 ///     expected: true,
 ///     suggestion: Some("Call list_panes to discover valid pane ids.".into()),
 ///     level: Some("WARNING".into()),
+///     meta: [("pane".to_owned(), "%99".into())].into_iter().collect(),
 /// });
 /// assert_eq!(failure.error_type(), "PaneNotFound");
 /// assert!(failure.is_expected());
 /// assert_eq!(failure.family(), Family::NotFound);
 /// assert_eq!(failure.level(), Some(Level::Warning));
+/// assert_eq!(failure.meta()["pane"], "%99");
 ///
 /// let denied = classify(&ForeignError {
 ///     type_name: "PermissionError".into(),
@@ -127,6 +133,9 @@ pub fn classify(error: &ForeignError) -> Failure {
     }
     if let Some(level) = error.level.as_deref().and_then(Level::parse) {
         failure = failure.with_level(level);
+    }
+    for (key, value) in &error.meta {
+        failure = failure.with_meta(key.as_str(), value.clone());
     }
     failure
 }

@@ -136,7 +136,7 @@ fn object(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Map<String, Value>> {
 /// A failure described as a dict: either `{"validation": [<pydantic error dicts>]}`
 /// (each with `loc`, `type`, `msg` and optionally `input` as text), or the facts of an
 /// exception: `type_name`, `message`, `ancestors`, `causes`, `expected`, `suggestion`,
-/// `level` (see `backstop_core::foreign_error::ForeignError`).
+/// `level`, `meta` (see `backstop_core::foreign_error::ForeignError`).
 fn failure(map: &Map<String, Value>) -> Failure {
     if let Some(errors) = map.get("validation") {
         let errors = errors.as_array().map(Vec::as_slice).unwrap_or_default();
@@ -153,6 +153,11 @@ fn failure(map: &Map<String, Value>) -> Failure {
             .unwrap_or(false),
         suggestion: text(map, "suggestion").map(str::to_owned),
         level: text(map, "level").map(str::to_owned),
+        meta: map
+            .get("meta")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default(),
     })
 }
 

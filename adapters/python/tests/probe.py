@@ -42,6 +42,12 @@ class Denied(Exception):
     suggestion = "Ask for read access first."
 
 
+class WithMeta(Exception):
+    """A failure that carries `_meta` keys of its own (E7), one of them clashing."""
+
+    meta = {"pane": "%99", "expected": "not a bool"}
+
+
 class PathNotAllowed(NotFoundError):
     """A path-screening error: a not-found subclass (P1 by family)."""
 
@@ -86,6 +92,11 @@ def make_server(*middleware: object, mask: bool = False) -> FastMCP:
     def fail_denied() -> str:
         """Expected by attribute, with a suggestion attribute."""
         raise Denied("read-only session")
+
+    @mcp.tool
+    def fail_with_meta() -> str:
+        """A failure with its own `_meta` keys."""
+        raise WithMeta("pane is gone")
 
     @mcp.tool
     def fail_body_validation() -> str:

@@ -190,3 +190,33 @@ async def test_finer_grained_class_takes_the_reference_arguments() -> None:
     result = await call(make_server(middleware), "fail_expected_chained")
     assert result.meta["error_type"] == "PaneNotFound"
     assert middleware.error_counts == {"PaneNotFound:tools/call": 1}
+
+
+async def test_e7_own_meta_kept_error_keys_win() -> None:
+    result = await call(make_server(Backstop()), "fail_with_meta")
+    assert result.meta["pane"] == "%99"
+    assert result.meta["expected"] is False  # E3-E5 keys win on a clash
+    assert result.meta["error_type"] == "WithMeta"
+
+
+class _Broken:
+    """A limit whose every call fails: a fault of backstop itself, not of the tool."""
+
+    def applies_to(self, tool: str) -> bool:
+        return True
+
+    def limit(self, *args: object) -> None:
+        raise RuntimeError("backstop bug")
+
+
+async def test_strict_off_passes_the_result_on_strict_on_raises() -> None:
+    lenient = Backstop()
+    lenient.limiter._limit = _Broken()  # type: ignore[assignment]
+    result = await call(make_server(lenient), "small")
+    assert text(result) == "small and unchanged"
+
+    strict = Backstop(strict=True)
+    strict.limiter._limit = _Broken()  # type: ignore[assignment]
+    async with Client(make_server(strict), client_info=CLIENT) as client:
+        with pytest.raises(Exception):
+            await client.call_tool_mcp("small", {})

@@ -154,7 +154,8 @@ def describe(exc: BaseException, tool: str | None = None) -> dict[str, Any]:
 
     Either ``{"validation": [...]}`` for a rejected argument set, or the exception's
     facts: ``type_name``, ``ancestors``, ``message``, ``causes``, ``expected``,
-    ``suggestion``, ``level``.
+    ``suggestion``, ``level``, ``meta`` (a ``meta`` dict attribute: its own ``_meta``
+    keys, E7).
     """
     exc, masked, body = unwrap(exc, tool)
     validation = None if body else is_argument_validation(exc)
@@ -162,6 +163,7 @@ def describe(exc: BaseException, tool: str | None = None) -> dict[str, Any]:
         return {"validation": pydantic_errors(validation)}
     cause = _cause(exc)
     suggestion = getattr(exc, "suggestion", None)
+    meta = getattr(exc, "meta", None)
     return {
         "type_name": type(exc).__name__,
         "ancestors": [cls.__name__ for cls in type(exc).__mro__],
@@ -170,4 +172,18 @@ def describe(exc: BaseException, tool: str | None = None) -> dict[str, Any]:
         "expected": _is_expected(exc),
         "suggestion": suggestion if isinstance(suggestion, str) and suggestion else None,
         "level": _declared_level(exc),
+        "meta": _jsonable_meta(meta),
     }
+
+
+def _jsonable_meta(meta: Any) -> dict[str, Any]:
+    """A failure's own ``meta`` dict (E7) as JSON data; anything else is none."""
+    if not isinstance(meta, dict):
+        return {}
+    try:
+        import pydantic_core
+
+        data = pydantic_core.to_jsonable_python(meta, fallback=str)
+    except Exception:
+        return {}
+    return {str(key): value for key, value in data.items()} if isinstance(data, dict) else {}
