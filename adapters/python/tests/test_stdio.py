@@ -48,7 +48,8 @@ async def test_l15_official_client_accepts_the_cut_structured_result() -> None:
 
 
 def raw_calls(calls: list[tuple[str, dict]], *args: str) -> list[dict]:
-    """The responses to `calls`, after a 2025-11-25 handshake, as JSON objects."""
+    """The responses to `calls` (tool name and arguments, or a method name starting with
+    its family, like ``resources/read``, and its params), after a 2025-11-25 handshake."""
     lines = [
         {
             "jsonrpc": "2.0",
@@ -63,6 +64,9 @@ def raw_calls(calls: list[tuple[str, dict]], *args: str) -> list[dict]:
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
     ]
     for n, (name, arguments) in enumerate(calls, start=1):
+        if "/" in name:
+            lines.append({"jsonrpc": "2.0", "id": n, "method": name, "params": arguments})
+            continue
         lines.append(
             {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
         )
@@ -118,3 +122,10 @@ def test_e8_unknown_tool_through_stdio() -> None:
 def test_v5_client_named_from_the_handshake() -> None:
     [answer] = raw_calls([("takes_int", {"count": 1, "wait_for_previous": True})], "--backstop")
     assert "your client (raw-client 1.0)" in answer["result"]["_meta"]["suggestion"]
+
+
+def test_r3_p1_resource_not_found_code_of_a_handshake_revision() -> None:
+    """R3: up to 2025-11-25 resource-not-found is -32002 (2026-07-28: -32602, in-process)."""
+    [answer] = raw_calls([("resources/read", {"uri": "probe://sessions/forbidden"})], "--backstop")
+    assert answer["error"]["code"] == -32002
+    assert answer["error"]["message"] == "Resource not found: Path not allowed: forbidden"
