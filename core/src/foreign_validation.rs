@@ -170,6 +170,74 @@ fn pydantic_problem(detail: &str, location: Vec<String>) -> Problem {
             .unwrap_or(repr.len());
         &repr[..end]
     });
+    pydantic_kind_problem(kind, message, value, location)
+}
+
+/// The problems of pydantic's structured errors (`ValidationError.errors()`), each an
+/// object with `loc` (a list of names and indexes), `type`, `msg` and — optionally —
+/// `input`: the rejected value *as text* (its `repr`, or the string itself), which is
+/// read only to tell whether `msg` quotes it and is never kept (V3). The kinds and
+/// redactions are those of [`from_pydantic`]; an entry that is not an object is one
+/// [`Problem::invalid_arguments`], and no entries at all are one too.
+///
+/// This is how a binding that sees the exception itself (the Python package) reads a
+/// rejected argument set without going through pydantic's text.
+///
+/// ```
+/// use backstop_core::foreign_validation::{REDACTED_MESSAGE, from_pydantic_errors};
+/// use backstop_core::Problem;
+/// use serde_json::json;
+/// let errors = json!([
+///     {"loc": ["count"], "type": "int_parsing", "msg": "Input should be a valid integer", "input": "'hunter2'"},
+///     {"loc": ["wait_for_previous"], "type": "unexpected_keyword_argument", "msg": "Unexpected keyword argument"},
+///     {"loc": ["items", 2], "type": "too_long", "msg": "List should have at most 2 items after validation, not 3"},
+///     {"loc": ["name"], "type": "value_error", "msg": "Value error, hunter2 is taken", "input": "hunter2"},
+/// ]);
+/// let problems = from_pydantic_errors(errors.as_array().unwrap());
+/// assert_eq!(problems[0], Problem::invalid_type(["count"], "integer"));
+/// assert_eq!(problems[1], Problem::unexpected_argument("wait_for_previous"));
+/// assert_eq!(problems[2].location_text(), "items.2");
+/// assert_eq!(problems[3].message(), REDACTED_MESSAGE);
+/// assert_eq!(from_pydantic_errors(&[]), [Problem::invalid_arguments()]);
+/// ```
+pub fn from_pydantic_errors(errors: &[Value]) -> Vec<Problem> {
+    let mut problems: Vec<Problem> = errors
+        .iter()
+        .map(|error| {
+            let Some(error) = error.as_object() else {
+                return Problem::invalid_arguments();
+            };
+            let location = error
+                .get("loc")
+                .and_then(Value::as_array)
+                .map(|loc| {
+                    loc.iter()
+                        .map(|segment| match segment {
+                            Value::String(name) => name.clone(),
+                            other => other.to_string(),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            let text = |key: &str| error.get(key).and_then(Value::as_str).unwrap_or("");
+            let input = error.get("input").and_then(Value::as_str);
+            pydantic_kind_problem(text("type"), text("msg"), input, location)
+        })
+        .collect();
+    if problems.is_empty() {
+        problems.push(Problem::invalid_arguments());
+    }
+    problems
+}
+
+/// The problem of one pydantic error of `kind` with `message`, where `value` is the
+/// rejected value's text, if known (read only to redact the message, V3).
+fn pydantic_kind_problem(
+    kind: &str,
+    message: &str,
+    value: Option<&str>,
+    location: Vec<String>,
+) -> Problem {
     let problem_kind = match kind {
         "missing_argument"
         | "missing"

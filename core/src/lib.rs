@@ -11,6 +11,7 @@
 pub mod call;
 pub mod error_result;
 pub mod failure;
+pub mod foreign_error;
 pub mod foreign_validation;
 mod jsonrpc_error;
 pub mod limit;

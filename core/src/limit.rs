@@ -414,6 +414,7 @@ impl Limit {
     }
 }
 
+<<<<<<< HEAD
 /// What an adapter that reads a result as it streams did not hold of it: for the text
 /// blocks whose head it let go, how many bytes of it (SPEC B3). A cut keeps at most the
 /// cap of the text, so a suffix of [`HeldInPart::min_held_bytes`] decides it exactly as
@@ -609,17 +610,92 @@ impl Limit {
         if joined.len() - joined.held_from() < HeldInPart::min_held_bytes(self.max_bytes) {
             return Err(());
         }
+=======
+impl Limit {
+    /// [`truncate`](Self::truncate) for a result whose text blocks' texts are held
+    /// elsewhere, borrowed: `texts[i]` is the text of the `i`-th text block of
+    /// `result`, whose own text there is ignored (a binding leaves it empty). The
+    /// decision and the cut are those of `truncate` on the result with the texts put
+    /// in; the texts are not copied, so a binding can hand over a 100 MB string it
+    /// holds at the cost of the kept tail (L13). A result with `structuredContent`, or
+    /// one without text blocks, is put together and cut by
+    /// [`truncate_with_schema`](Self::truncate_with_schema)
+    /// with `output_schema`. `None`: send the result as it is.
+    ///
+    /// ```
+    /// use backstop_core::{Content, Limit, ToolResult};
+    /// let scrollback = "line of output\n".repeat(100_000) + "PROMPT $";
+    /// let shell = ToolResult { content: vec![Content::text("")], ..ToolResult::default() };
+    /// let limit = Limit::new(1_000).unwrap();
+    /// let cut = limit.truncate_texts(&shell, &[&scrollback], None).unwrap();
+    /// let whole = limit.truncate(&ToolResult::text(scrollback.clone())).unwrap();
+    /// assert_eq!(cut, whole);
+    /// assert!(limit.truncate_texts(&shell, &["small"], None).is_none());
+    /// ```
+    pub fn truncate_texts(
+        &self,
+        result: &ToolResult,
+        texts: &[&str],
+        output_schema: Option<&Value>,
+    ) -> Option<Limited> {
+        let blocks = result
+            .content
+            .iter()
+            .filter(|c| c.as_text().is_some())
+            .count();
+        if result.structured_content.is_some() || blocks == 0 || blocks != texts.len() {
+            let mut whole = result.clone();
+            let mut given = texts.iter();
+            for block in &mut whole.content {
+                if let Content::Text(block) = block
+                    && let Some(text) = given.next()
+                {
+                    block.text = (*text).to_owned();
+                }
+            }
+            return self.truncate_with_schema(&whole, output_schema);
+        }
+        if !result.is_complete() {
+            return None;
+        }
+        // The size with the given texts in place of the held ones, counted up to the cap.
+        let held: usize = result
+            .content
+            .iter()
+            .filter_map(Content::as_text)
+            .map(crate::wire::string_size)
+            .sum();
+        let size = result
+            .wire_size_upto(self.max_bytes.saturating_add(held))
+            .and_then(|with_held| {
+                let mut meter = crate::wire::Meter::new(self.max_bytes);
+                meter.add(with_held - held).ok()?;
+                texts.iter().try_for_each(|t| meter.str(t)).ok()?;
+                Some(meter.used())
+            });
+        if size.is_some() {
+            return None;
+        }
+        let joined = Joined::new(texts.iter().copied());
+>>>>>>> h-py
         let cutter = Cutter {
             limit: self,
             source: result,
             joined: &joined,
+<<<<<<< HEAD
             non_text,
         };
         Ok(Some(
+=======
+            non_text: result.content.len() - blocks,
+        };
+        Some(
+>>>>>>> h-py
             cutter
                 .cut(MetaKept::All)
                 .or_else(|| cutter.cut(MetaKept::ErrorKeys))
                 .unwrap_or_else(|| cutter.header_only()),
+<<<<<<< HEAD
         ))
     }
 }
@@ -674,6 +750,9 @@ impl Limit {
                 .held_in_part(held)
                 .cut(),
         ))
+=======
+        )
+>>>>>>> h-py
     }
 }
 

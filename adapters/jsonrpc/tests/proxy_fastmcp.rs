@@ -328,7 +328,6 @@ fn fastmcp_a_100_mb_str_result_is_cut_in_bounded_memory() {
         .find_map(|line| line.strip_prefix("VmHWM:"))
         .and_then(|kb| kb.split_whitespace().next()?.parse().ok())
         .expect("VmHWM");
-    drop(ask);
     let _ = child.kill();
     let _ = child.wait();
     let response = parse(&answer);

@@ -1,0 +1,561 @@
+"""backstop for fastmcp servers: one middleware, ``mcp.add_middleware(Backstop())``.
+
+:class:`Backstop` does both of backstop's jobs in the right order by construction: a
+failed tool call becomes an ``isError`` result the model can read (SPEC E1–E9, V1–V6),
+and an oversized result — that one included — is cut from the head under a hard byte
+cap (L1–L15; O1–O3). Errors of other requests become JSON-RPC errors mapped by family
+(P1, P2). Failures are logged through :mod:`logging` (logger ``backstop``) at their own
+level, and counted (G1–G3).
+
+It hooks fastmcp only through the public :class:`fastmcp.server.middleware.Middleware`
+API (``on_call_tool``, ``on_list_tools``, ``on_request``) and never overrides a private
+method, so it works on every fastmcp 4.x release (A4).
+
+Add it *first* (fastmcp runs the first-added middleware outermost): layers added after
+it — audit, access control, retry — still see a failure as a failure (O1).
+
+For a drop-in replacement of libtmux-mcp's pair, :class:`ToolErrorResultMiddleware`
+(``transform_errors``) and :class:`TailPreservingResponseLimitingMiddleware`
+(``max_size``, ``tools``) take the same constructor arguments.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import mcp_types
+import pydantic_core
+from fastmcp.server.middleware import CallNext, Middleware, MiddlewareContext
+from fastmcp.tools import ToolResult
+
+from . import _core
+from ._facts import describe
+
+try:  # the MCP SDK's protocol error, as fastmcp re-exports it
+    from fastmcp.exceptions import McpError as _ProtocolError
+except ImportError:  # pragma: no cover - every fastmcp 4.x has it
+    from mcp import MCPError as _ProtocolError  # type: ignore[no-redef]
+
+__all__ = [
+    "Backstop",
+    "ErrorCallback",
+    "TailPreservingResponseLimitingMiddleware",
+    "ToolErrorResultMiddleware",
+]
+
+logger = logging.getLogger("backstop")
+
+#: ``on_error(record, exception)``: sees each converted failure's log record (G3).
+ErrorCallback = Callable[[dict[str, Any], BaseException], None]
+
+#: How many distinct ``<error_type>:<method>`` keys are counted before new ones go to
+#: ``error_counts_overflow`` (method names come from clients).
+MAX_COUNT_KEYS = 1024
+
+_LEVELS = {
+    "trace": logging.DEBUG,
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "warning": logging.WARNING,
+    "error": logging.ERROR,
+}
+
+#: The client-identity and revision keys of a request's ``_meta`` (MCP 2026-07-28; R2, R3).
+_CLIENT_INFO_META = "io.modelcontextprotocol/clientInfo"
+_PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion"
+
+
+def _jsonable(value: Any) -> Any:
+    """Any value fastmcp would serialize, as JSON data."""
+    return pydantic_core.to_jsonable_python(value, fallback=str)
+
+
+def _result_dict(result: ToolResult) -> dict[str, Any]:
+    """A fastmcp ``ToolResult`` with MCP's wire names; text is referenced, not copied."""
+    content: list[Any] = []
+    for block in result.content:
+        if isinstance(block, mcp_types.TextContent):
+            entry = block.model_dump(by_alias=True, exclude_none=True, exclude={"text"}, mode="json")
+            entry["text"] = block.text
+            content.append(entry)
+        else:
+            content.append(block.model_dump(by_alias=True, exclude_none=True, mode="json"))
+    out: dict[str, Any] = {"content": content, "isError": bool(result.is_error)}
+    if result.structured_content is not None:
+        out["structuredContent"] = _jsonable(result.structured_content)
+    if result.meta:
+        out["_meta"] = _jsonable(result.meta)
+    return out
+
+
+_CONTENT_ADAPTER: Any = None
+
+
+def _content_block(entry: dict[str, Any]) -> Any:
+    global _CONTENT_ADAPTER
+    if entry.get("type") == "text" and isinstance(entry.get("text"), str):
+        return mcp_types.TextContent.model_validate(entry)
+    if _CONTENT_ADAPTER is None:
+        from pydantic import TypeAdapter
+
+        _CONTENT_ADAPTER = TypeAdapter(mcp_types.ContentBlock)
+    return _CONTENT_ADAPTER.validate_python(entry)
+
+
+def _tool_result(data: dict[str, Any]) -> ToolResult:
+    """A result dict from the core as a fastmcp ``ToolResult``."""
+    return ToolResult(
+        content=[_content_block(entry) for entry in data.get("content", [])],
+        structured_content=data.get("structuredContent"),
+        meta=data.get("_meta"),
+        is_error=bool(data.get("isError", False)),
+    )
+
+
+def _request_meta(message: Any) -> dict[str, Any]:
+    meta = getattr(message, "meta", None)
+    if meta is None:
+        return {}
+    if isinstance(meta, dict):
+        return meta
+    try:
+        dumped = meta.model_dump(by_alias=True)
+    except Exception:
+        return {}
+    return dumped if isinstance(dumped, dict) else {}
+
+
+def _client(context: MiddlewareContext[Any]) -> dict[str, str] | None:
+    """The client's name and version (R2): the handshake's, else the request's ``_meta``."""
+    ctx = context.fastmcp_context
+    try:
+        params = ctx.session.client_params if ctx is not None else None  # type: ignore[union-attr]
+        info = getattr(params, "clientInfo", None) or getattr(params, "client_info", None)
+        if info is not None and getattr(info, "name", None):
+            return {"name": str(info.name), "version": str(getattr(info, "version", ""))}
+    except Exception:  # no session (in-process calls): fall back to the request
+        pass
+    info = _request_meta(context.message).get(_CLIENT_INFO_META)
+    if isinstance(info, dict) and isinstance(info.get("name"), str):
+        return {"name": info["name"], "version": str(info.get("version", ""))}
+    return None
+
+
+def _revision(context: MiddlewareContext[Any]) -> str | None:
+    """The session's protocol revision (R3): the handshake's, else the request's ``_meta``."""
+    ctx = context.fastmcp_context
+    try:
+        params = ctx.session.client_params if ctx is not None else None  # type: ignore[union-attr]
+        version = getattr(params, "protocolVersion", None) or getattr(params, "protocol_version", None)
+        if isinstance(version, str):
+            return version
+    except Exception:
+        pass
+    version = _request_meta(context.message).get(_PROTOCOL_VERSION_META)
+    return version if isinstance(version, str) else None
+
+
+#: The ``_meta`` key MCP 2026-07-28 servers stamp their identity under.
+_SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
+
+#: The first revision whose results carry ``resultType`` and the identity stamp.
+_STATELESS_REVISION = "2026-07-28"
+
+
+def _server_info(context: MiddlewareContext[Any]) -> dict[str, Any] | None:
+    """The server's identity as the SDK stamps it, from fastmcp's public properties."""
+    server = getattr(context.fastmcp_context, "fastmcp", None)
+    if server is None:
+        return None
+    fields = {
+        key: getattr(server, attr, None)
+        for key, attr in [
+            ("name", "name"),
+            ("version", "version"),
+            ("title", "title"),
+            ("description", "description"),
+            ("website_url", "website_url"),
+            ("icons", "icons"),
+        ]
+    }
+    try:
+        info = mcp_types.Implementation(**{k: v for k, v in fields.items() if v not in (None, [], "")})
+    except Exception:
+        return None
+    return info.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
+def _wire_additions(context: MiddlewareContext[Any], data: dict[str, Any]) -> bool:
+    """Add to ``data`` what the SDK adds to a result after the middleware (L4).
+
+    From MCP 2026-07-28 on, the SDK writes ``resultType`` and stamps the server's
+    identity into ``_meta`` unless the result carries one. Both count towards the cap,
+    so the limit measures them: ``resultType`` is added for the measurement, the stamp
+    is written into ``_meta`` (the SDK then keeps it as it is). Returns whether the
+    result already carried a stamp of its own.
+    """
+    revision = _revision(context)
+    if revision is not None and revision < _STATELESS_REVISION:
+        return True
+    data["resultType"] = "complete"
+    meta = data.setdefault("_meta", {})
+    if meta.get(_SERVER_INFO_META) is not None:
+        return True
+    stamp = _server_info(context)
+    if stamp is not None:
+        meta[_SERVER_INFO_META] = stamp
+        return True
+    return False
+
+
+class _Core:
+    """What the two halves share: the logging and counting of failures (G1–G3)."""
+
+    def __init__(self, on_error: ErrorCallback | None, log: logging.Logger | None) -> None:
+        self.on_error = on_error
+        self.logger = log or logger
+        self.error_counts: dict[str, int] = {}
+        self.error_counts_overflow = 0
+
+    def record(self, record: dict[str, Any], exc: BaseException) -> None:
+        key = record["count_key"]
+        if key in self.error_counts or len(self.error_counts) < MAX_COUNT_KEYS:
+            self.error_counts[key] = self.error_counts.get(key, 0) + 1
+        else:
+            self.error_counts_overflow += 1
+        level = _LEVELS.get(record["level"], logging.ERROR)
+        self.logger.log(
+            level,
+            "%s failed: %s: %s",
+            record["tool"] or record["method"],
+            record["error_type"],
+            record["message"],
+            extra={
+                "backstop_method": record["method"],
+                "backstop_tool": record["tool"],
+                "backstop_error_type": record["error_type"],
+                "backstop_expected": record["expected"],
+            },
+        )
+        if self.on_error is not None:
+            try:
+                self.on_error(record, exc)
+            except Exception:  # G3: a failing callback is logged, never propagated
+                self.logger.exception("backstop on_error callback failed")
+
+
+class _ToolCatalog:
+    """The schemas each tool advertises, learned from ``tools/list`` or the server."""
+
+    def __init__(self) -> None:
+        self.input_schemas: dict[str, Any] = {}
+        self.output_schemas: dict[str, Any] = {}
+
+    def learn(self, tools: Iterable[Any]) -> None:
+        for tool in tools:
+            name = getattr(tool, "name", None)
+            if not isinstance(name, str):
+                continue
+            self.input_schemas[name] = getattr(tool, "parameters", None)
+            self.output_schemas[name] = getattr(tool, "output_schema", None)
+
+    async def ensure(self, context: MiddlewareContext[Any], name: str) -> None:
+        if name in self.input_schemas:
+            return
+        server = getattr(context.fastmcp_context, "fastmcp", None)
+        if server is None:
+            return
+        try:
+            tool = await server.get_tool(name)
+        except Exception:
+            return
+        if tool is not None:
+            self.learn([tool])
+
+    async def names(self, context: MiddlewareContext[Any]) -> list[str]:
+        server = getattr(context.fastmcp_context, "fastmcp", None)
+        if server is not None:
+            try:
+                tools = await server.list_tools(run_middleware=False)
+                self.learn(tools)
+                return [tool.name for tool in tools]
+            except Exception:
+                pass
+        return list(self.input_schemas)
+
+
+def _is_unknown_tool(exc: BaseException, name: str) -> bool:
+    """fastmcp's own "no such tool" error (E8): ``NotFoundError("Unknown tool: 'x'")``."""
+    return (
+        type(exc).__name__ == "NotFoundError"
+        and str(exc).startswith("Unknown tool:")
+        and name in str(exc)
+    )
+
+
+def _protocol_error(error: dict[str, Any]) -> Exception:
+    return _ProtocolError(error["code"], error["message"], error.get("data"))
+
+
+class ToolErrorResultMiddleware(Middleware):
+    """Tool-call failures become ``isError`` results (E1–E9, V1–V6); other requests'
+    errors become JSON-RPC errors mapped by family (P1, P2) when ``transform_errors``.
+
+    The constructor takes the arguments of libtmux-mcp's class of the same name (and of
+    fastmcp's ``ErrorHandlingMiddleware``): replacing it is a one-line import change.
+    :class:`Backstop` is this and the limiter in one.
+
+    Attributes:
+        error_counts: converted failures per ``<error_type>:<method>`` (G3).
+    """
+
+    def __init__(
+        self,
+        logger: logging.Logger | None = None,
+        include_traceback: bool = False,
+        error_callback: ErrorCallback | None = None,
+        transform_errors: bool = True,
+    ) -> None:
+        self._core = _Core(error_callback, logger)
+        self.include_traceback = include_traceback
+        self.transform_errors = transform_errors
+        self._catalog = _ToolCatalog()
+
+    @property
+    def error_counts(self) -> dict[str, int]:
+        """Converted failures per ``<error_type>:<method>`` (G3)."""
+        return self._core.error_counts
+
+    async def on_list_tools(
+        self,
+        context: MiddlewareContext[Any],
+        call_next: CallNext[Any, Sequence[Any]],
+    ) -> Sequence[Any]:
+        tools = await call_next(context)
+        self._catalog.learn(tools)
+        return tools
+
+    async def on_call_tool(
+        self,
+        context: MiddlewareContext[Any],
+        call_next: CallNext[Any, Any],
+    ) -> Any:
+        try:
+            return await call_next(context)
+        except _ProtocolError:
+            raise  # P2: a protocol error passes unchanged
+        except Exception as exc:
+            return await self._convert(context, exc)
+
+    async def on_request(
+        self,
+        context: MiddlewareContext[Any],
+        call_next: CallNext[Any, Any],
+    ) -> Any:
+        try:
+            return await call_next(context)
+        except _ProtocolError:
+            raise
+        except Exception as exc:
+            if not self.transform_errors or context.method == "tools/call":
+                raise
+            method = context.method or "unknown"
+            uri = getattr(context.message, "uri", None)
+            failure = describe(exc, None)
+            error, record = _core.request_error(
+                failure, method, _revision(context), str(uri) if uri is not None else None
+            )
+            self._core.record(record, exc)
+            raise _protocol_error(error) from exc
+
+    async def _convert(self, context: MiddlewareContext[Any], exc: Exception) -> ToolResult:
+        name = context.message.name
+        if _is_unknown_tool(exc, name):
+            error = _core.unknown_tool_error(name, await self._catalog.names(context))
+            raise _protocol_error(error) from exc
+        await self._catalog.ensure(context, name)
+        arguments = context.message.arguments or {}
+        call = {
+            "tool": name,
+            "arguments": [str(key) for key in arguments],
+            "input_schema": _jsonable(self._catalog.input_schemas.get(name)),
+            "client": _client(context),
+        }
+        result, record = _core.tool_error(describe(exc, name), call)
+        self._core.record(record, exc)
+        if self.include_traceback:
+            self._core.logger.debug("traceback of %s", name, exc_info=exc)
+        return _tool_result(result)
+
+
+class TailPreservingResponseLimitingMiddleware(Middleware):
+    """Oversized tool results are cut from the head under a hard byte cap (L1–L15).
+
+    ``max_size`` is the cap in wire bytes (the result's compact JSON; L4), ``tools``
+    the tool names it applies to (all when ``None``; L1). Error results stay errors (L5);
+    ``_meta`` is kept and counted (L6); ``structuredContent`` stays valid against the
+    tool's ``outputSchema`` (L15). A cap too small for any result is a ``ValueError``
+    naming the minimum (L14). The constructor takes the arguments of libtmux-mcp's class
+    of the same name.
+
+    Attributes:
+        truncations: how many results were cut.
+    """
+
+    def __init__(
+        self,
+        *,
+        max_size: int = 1_000_000,
+        tools: list[str] | None = None,
+        line_align: bool = True,
+        truncation_suffix: str | None = None,
+    ) -> None:
+        # truncation_suffix is accepted for fastmcp's signature; the cut is announced by
+        # a header line instead (L3).
+        del truncation_suffix
+        self._limit = _core.Limit(max_size, tools, line_align)
+        self.max_size = max_size
+        self.tools = set(tools) if tools is not None else None
+        self.truncations = 0
+        self._catalog = _ToolCatalog()
+
+    async def on_list_tools(
+        self,
+        context: MiddlewareContext[Any],
+        call_next: CallNext[Any, Sequence[Any]],
+    ) -> Sequence[Any]:
+        tools = await call_next(context)
+        self._catalog.learn(tools)
+        return tools
+
+    async def on_call_tool(
+        self,
+        context: MiddlewareContext[Any],
+        call_next: CallNext[Any, Any],
+    ) -> Any:
+        result = await call_next(context)
+        return await self._apply(context, result)
+
+    async def _apply(self, context: MiddlewareContext[Any], result: Any) -> Any:
+        # Only complete results: input-required asks and task acknowledgements are
+        # other types and pass untouched (L1).
+        if type(result) is not ToolResult:
+            return result
+        name = context.message.name
+        if not self._limit.applies_to(name):
+            return result
+        await self._catalog.ensure(context, name)
+        data = _result_dict(result)
+        stamped = _wire_additions(context, data)
+        limited = self._limit.limit(name, data, self._catalog.output_schemas.get(name))
+        if limited is None:
+            return result
+        self.truncations += 1
+        data, report = limited
+        data.pop("resultType", None)
+        if not stamped and isinstance(data.get("_meta"), dict):
+            data["_meta"].pop(_SERVER_INFO_META, None)
+        logger.info(
+            "%s: result cut to %d bytes (%d of %d text bytes dropped)",
+            name,
+            self._limit.max_bytes,
+            report["dropped_bytes"],
+            report["original_bytes"],
+        )
+        return _tool_result(data)
+
+
+class Backstop(Middleware):
+    """backstop in one middleware: ``mcp.add_middleware(Backstop())`` (SPEC A4).
+
+    Tool-call failures become ``isError`` results (E, V); the result — a converted
+    failure included — is then limited to ``max_bytes`` of wire size (L; O2); other
+    requests' errors become JSON-RPC errors by family (P). Add it first, so that
+    middleware added after it still sees failures as failures (O1).
+
+    Args:
+        max_bytes: the cap in wire bytes (L2, L4); a cap too small for any result is a
+            ``ValueError`` naming the minimum (L14).
+        tools: limit only these tools' results (L1); all when ``None``.
+        line_align: start the kept tail at a line start when one is near (L9).
+        strict: when ``False`` (the default), a result or exception that backstop itself
+            cannot translate — an internal fault of backstop, never of the tool — is
+            logged and passed on as fastmcp produced it; when ``True`` that fault is
+            raised, for tests that want to see it.
+        on_error: called with each converted failure's log record and its exception
+            (G3); a callback that raises is logged, never propagated.
+
+    Attributes:
+        error_counts: converted failures per ``<error_type>:<method>`` (G3).
+        truncations: how many results were cut.
+    """
+
+    def __init__(
+        self,
+        max_bytes: int = 1_000_000,
+        tools: list[str] | None = None,
+        line_align: bool = True,
+        strict: bool = False,
+        on_error: ErrorCallback | None = None,
+    ) -> None:
+        self.errors = ToolErrorResultMiddleware(error_callback=on_error)
+        self.limiter = TailPreservingResponseLimitingMiddleware(
+            max_size=max_bytes, tools=tools, line_align=line_align
+        )
+        # One catalog for both halves.
+        self.limiter._catalog = self.errors._catalog
+        self.max_bytes = max_bytes
+        self.strict = strict
+
+    @property
+    def error_counts(self) -> dict[str, int]:
+        """Converted failures per ``<error_type>:<method>`` (G3)."""
+        return self.errors.error_counts
+
+    @property
+    def truncations(self) -> int:
+        """How many results were cut."""
+        return self.limiter.truncations
+
+    async def on_list_tools(
+        self,
+        context: MiddlewareContext[Any],
+        call_next: CallNext[Any, Sequence[Any]],
+    ) -> Sequence[Any]:
+        return await self.errors.on_list_tools(context, call_next)
+
+    async def on_request(
+        self,
+        context: MiddlewareContext[Any],
+        call_next: CallNext[Any, Any],
+    ) -> Any:
+        return await self.errors.on_request(context, call_next)
+
+    async def on_call_tool(
+        self,
+        context: MiddlewareContext[Any],
+        call_next: CallNext[Any, Any],
+    ) -> Any:
+        try:
+            result = await call_next(context)
+        except _ProtocolError:
+            raise
+        except Exception as exc:
+            try:
+                result = await self.errors._convert(context, exc)
+            except _ProtocolError:
+                raise
+            except Exception:
+                if self.strict:
+                    raise
+                logger.exception("backstop could not convert a failure of %s", context.message.name)
+                raise exc from None
+        try:
+            return await self.limiter._apply(context, result)
+        except Exception:
+            if self.strict:
+                raise
+            logger.exception("backstop could not limit a result of %s", context.message.name)
+            return result

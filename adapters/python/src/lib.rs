@@ -1,0 +1,503 @@
+//! `backstop._core`: backstop-core's decisions for Python, as plain-data functions
+//! (SPEC A4).
+//!
+//! Thin by design: every function translates Python objects (dicts, lists, strings,
+//! numbers — the JSON data model) into the core's types, calls the core, and translates
+//! the answer back. No decision is made here. The pure-Python package `backstop` (its
+//! fastmcp middleware) gathers the facts only a server can see — the exception's type,
+//! its cause chain, pydantic's structured errors — and hands them over.
+//!
+//! Nothing here panics on what Python passes: a value of the wrong shape is a
+//! `TypeError` or `ValueError`.
+#![forbid(unsafe_code)]
+
+use std::borrow::Cow;
+
+use backstop_core::foreign_error::{ForeignError, classify as core_classify};
+use backstop_core::foreign_validation::from_pydantic_errors;
+use backstop_core::limit::DEFAULT_MAX_BYTES;
+use backstop_core::{
+    CallContext, ClientInfo, Failure, Limit as CoreLimit, Limited, LogRecord, MetaKept,
+    ProtocolError, Revision, ToolResult, error_result, render_problems, unknown_tool,
+};
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use serde_json::{Map, Number, Value};
+
+/// How deep a Python value may nest before it is refused (no unbounded recursion).
+const MAX_DEPTH: usize = 256;
+
+/// A Python object of the JSON data model as a `serde_json` value.
+fn to_value(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
+    if depth > MAX_DEPTH {
+        return Err(PyValueError::new_err("value nests too deeply"));
+    }
+    if obj.is_none() {
+        return Ok(Value::Null);
+    }
+    if let Ok(b) = obj.cast::<PyBool>() {
+        return Ok(Value::Bool(b.is_true()));
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(Value::String(s.to_string_lossy().into_owned()));
+    }
+    if obj.cast::<PyInt>().is_ok() {
+        if let Ok(i) = obj.extract::<i64>() {
+            return Ok(Value::from(i));
+        }
+        if let Ok(u) = obj.extract::<u64>() {
+            return Ok(Value::from(u));
+        }
+        let f: f64 = obj.extract()?;
+        return Ok(Number::from_f64(f).map_or(Value::Null, Value::Number));
+    }
+    if let Ok(f) = obj.cast::<PyFloat>() {
+        return Ok(Number::from_f64(f.value()).map_or(Value::Null, Value::Number));
+    }
+    if let Ok(dict) = obj.cast::<PyDict>() {
+        let mut map = Map::new();
+        for (k, v) in dict.iter() {
+            let key = match k.cast::<PyString>() {
+                Ok(s) => s.to_string_lossy().into_owned(),
+                Err(_) => k.str()?.to_string_lossy().into_owned(),
+            };
+            map.insert(key, to_value(&v, depth + 1)?);
+        }
+        return Ok(Value::Object(map));
+    }
+    if let Ok(list) = obj.cast::<PyList>() {
+        return list.iter().map(|v| to_value(&v, depth + 1)).collect();
+    }
+    if let Ok(tuple) = obj.cast::<PyTuple>() {
+        return tuple.iter().map(|v| to_value(&v, depth + 1)).collect();
+    }
+    Err(PyTypeError::new_err(format!(
+        "not JSON data: an object of type {}",
+        obj.get_type().name()?
+    )))
+}
+
+/// A `serde_json` value as a Python object.
+fn from_value<'py>(py: Python<'py>, value: &Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        Value::Null => py.None().into_bound(py),
+        Value::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        Value::Number(n) => match (n.as_i64(), n.as_u64()) {
+            (Some(i), _) => i.into_pyobject(py)?.into_any(),
+            (None, Some(u)) => u.into_pyobject(py)?.into_any(),
+            _ => n.as_f64().unwrap_or(f64::NAN).into_pyobject(py)?.into_any(),
+        },
+        Value::String(s) => PyString::new(py, s).into_any(),
+        Value::Array(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(from_value(py, item)?)?;
+            }
+            list.into_any()
+        }
+        Value::Object(map) => {
+            let dict = PyDict::new(py);
+            for (k, v) in map {
+                dict.set_item(k, from_value(py, v)?)?;
+            }
+            dict.into_any()
+        }
+    })
+}
+
+/// The string member `key` of a JSON object, if it is one.
+fn text<'a>(map: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
+    map.get(key).and_then(Value::as_str)
+}
+
+/// The list of strings member `key` of a JSON object (missing: empty).
+fn names(map: &Map<String, Value>, key: &str) -> Vec<String> {
+    map.get(key)
+        .and_then(Value::as_array)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A dict argument as a JSON object.
+fn object(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Map<String, Value>> {
+    match to_value(obj, 0)? {
+        Value::Object(map) => Ok(map),
+        _ => Err(PyTypeError::new_err(format!("{what} must be a dict"))),
+    }
+}
+
+/// A failure described as a dict: either `{"validation": [<pydantic error dicts>]}`
+/// (each with `loc`, `type`, `msg` and optionally `input` as text), or the facts of an
+/// exception: `type_name`, `message`, `ancestors`, `causes`, `expected`, `suggestion`,
+/// `level`, `meta` (see `backstop_core::foreign_error::ForeignError`).
+fn failure(map: &Map<String, Value>) -> Failure {
+    if let Some(errors) = map.get("validation") {
+        let errors = errors.as_array().map(Vec::as_slice).unwrap_or_default();
+        return Failure::validation(from_pydantic_errors(errors));
+    }
+    core_classify(&ForeignError {
+        type_name: text(map, "type_name").unwrap_or("Exception").to_owned(),
+        ancestors: names(map, "ancestors"),
+        message: text(map, "message").unwrap_or_default().to_owned(),
+        causes: names(map, "causes"),
+        expected: map
+            .get("expected")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        suggestion: text(map, "suggestion").map(str::to_owned),
+        level: text(map, "level").map(str::to_owned),
+        meta: map
+            .get("meta")
+            .and_then(Value::as_object)
+            .cloned()
+            .unwrap_or_default(),
+    })
+}
+
+/// A log record as a dict (G1–G3).
+fn record_value(record: &LogRecord) -> Value {
+    let mut map = Map::new();
+    map.insert("level".into(), Value::from(record.level.as_str()));
+    map.insert("method".into(), Value::from(record.method.as_str()));
+    map.insert(
+        "tool".into(),
+        record.tool.as_deref().map_or(Value::Null, Value::from),
+    );
+    map.insert("error_type".into(), Value::from(record.error_type.as_str()));
+    map.insert("expected".into(), Value::Bool(record.expected));
+    map.insert("message".into(), Value::from(record.message.as_str()));
+    map.insert("count_key".into(), Value::from(record.count_key()));
+    Value::Object(map)
+}
+
+/// A protocol error as a dict `{"code", "message", "data"?}`.
+fn protocol_value(error: &ProtocolError) -> PyResult<Value> {
+    serde_json::to_value(error).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// classify(failure: dict) -> dict
+/// --
+///
+/// How the core reads a failure: `error_type`, `expected`, `family`, `level` (or
+/// None), `message`, `suggestion` (or None). See `tool_error` for the dict's keys.
+#[pyfunction]
+fn classify<'py>(py: Python<'py>, failure: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let f = self::failure(&object(failure, "failure")?);
+    let mut map = Map::new();
+    map.insert("error_type".into(), Value::from(f.error_type()));
+    map.insert("expected".into(), Value::Bool(f.is_expected()));
+    map.insert("family".into(), Value::from(f.family().as_str()));
+    map.insert(
+        "level".into(),
+        f.level().map_or(Value::Null, |l| Value::from(l.as_str())),
+    );
+    map.insert("message".into(), Value::from(f.message()));
+    map.insert(
+        "suggestion".into(),
+        f.suggestion().map_or(Value::Null, Value::from),
+    );
+    from_value(py, &Value::Object(map))
+}
+
+/// validation_text(tool: str, errors: list[dict]) -> str
+/// --
+///
+/// The V2 text of a rejected argument set given as pydantic's structured errors, with
+/// no input value in it (V3).
+#[pyfunction]
+fn validation_text(tool: &str, errors: &Bound<'_, PyAny>) -> PyResult<String> {
+    let errors = match to_value(errors, 0)? {
+        Value::Array(errors) => errors,
+        _ => return Err(PyTypeError::new_err("errors must be a list")),
+    };
+    Ok(render_problems(tool, &from_pydantic_errors(&errors)))
+}
+
+/// The call context of a dict `{"tool", "arguments": [names], "input_schema"?,
+/// "client"?: {"name", "version"}}`.
+fn call_context(map: &Map<String, Value>) -> CallContext {
+    let mut call = CallContext::new(text(map, "tool").unwrap_or_default())
+        .with_arguments(names(map, "arguments"));
+    if let Some(schema) = map.get("input_schema").filter(|s| s.is_object()) {
+        call = call.with_input_schema(schema);
+    }
+    call.with_client(map.get("client").and_then(ClientInfo::from_value))
+}
+
+/// tool_error(failure: dict, call: dict) -> tuple[dict, dict]
+/// --
+///
+/// The `isError` result of a failed tool call (E1–E7, V1–V6) and its log record (G1,
+/// G2). `failure` is `{"validation": [...]}` or the facts of an exception; `call` is
+/// `{"tool", "arguments": [argument names], "input_schema": dict | None,
+/// "client": {"name", "version"} | None}`.
+#[pyfunction]
+fn tool_error<'py>(
+    py: Python<'py>,
+    failure: &Bound<'py, PyAny>,
+    call: &Bound<'py, PyAny>,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    let f = self::failure(&object(failure, "failure")?);
+    let call = call_context(&object(call, "call")?);
+    let result = error_result(&f, &call).into_value();
+    let record = LogRecord::for_call(&f, &call);
+    Ok((
+        from_value(py, &result)?,
+        from_value(py, &record_value(&record))?,
+    ))
+}
+
+/// request_error(failure: dict, method: str, revision: str | None = None, uri: str | None = None) -> tuple[dict, dict]
+/// --
+///
+/// The JSON-RPC error `{"code", "message", "data"?}` of a failed request that is not a
+/// tool call (P1, P2, R3), and its log record.
+#[pyfunction]
+#[pyo3(signature = (failure, method, revision=None, uri=None))]
+fn request_error<'py>(
+    py: Python<'py>,
+    failure: &Bound<'py, PyAny>,
+    method: &str,
+    revision: Option<&str>,
+    uri: Option<&str>,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    let f = self::failure(&object(failure, "failure")?);
+    let revision = revision.map_or(Revision::NEWEST, Revision::parse_or_newest);
+    let error = ProtocolError::from_failure(&f, method, revision, uri);
+    let record = LogRecord::new(&f, method, None);
+    Ok((
+        from_value(py, &protocol_value(&error)?)?,
+        from_value(py, &record_value(&record))?,
+    ))
+}
+
+/// unknown_tool_error(name: str, known: list[str]) -> dict
+/// --
+///
+/// The protocol error of a call of a tool that does not exist (E8).
+#[pyfunction]
+fn unknown_tool_error<'py>(
+    py: Python<'py>,
+    name: &str,
+    known: Vec<String>,
+) -> PyResult<Bound<'py, PyAny>> {
+    from_value(py, &protocol_value(&unknown_tool(name, &known))?)
+}
+
+/// A response limit (L1–L15): a cap in wire bytes, the tools it applies to, and
+/// whether cuts are line-aligned. A cap too small for any result is refused with a
+/// `ValueError` naming the minimum (L14).
+#[pyclass(frozen, module = "backstop._core")]
+struct Limit {
+    inner: CoreLimit,
+}
+
+/// A limited result and its report as Python objects.
+fn limited_pair<'py>(
+    py: Python<'py>,
+    limited: Limited,
+) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    let report = match &limited.truncation {
+        Some(t) => {
+            let mut value =
+                serde_json::to_value(t).map_err(|e| PyValueError::new_err(e.to_string()))?;
+            if let Value::Object(map) = &mut value {
+                let kept = match t.meta {
+                    MetaKept::All => "all",
+                    MetaKept::ErrorKeys => "error_keys",
+                    MetaKept::Nothing => "nothing",
+                };
+                map.insert("meta_kept".into(), Value::from(kept));
+            }
+            value
+        }
+        None => Value::Null,
+    };
+    Ok((
+        from_value(py, &limited.result.into_value())?,
+        from_value(py, &report)?,
+    ))
+}
+
+/// A schema argument: a dict, or None.
+fn schema(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Value>> {
+    match obj {
+        Some(obj) if !obj.is_none() => Ok(Some(to_value(obj, 0)?)),
+        _ => Ok(None),
+    }
+}
+
+#[pymethods]
+impl Limit {
+    #[new]
+    #[pyo3(signature = (max_bytes=DEFAULT_MAX_BYTES, tools=None, line_align=true))]
+    fn new(max_bytes: usize, tools: Option<Vec<String>>, line_align: bool) -> PyResult<Self> {
+        let mut inner = CoreLimit::new(max_bytes)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?
+            .line_aligned(line_align);
+        if let Some(tools) = tools {
+            inner = inner.only_tools(tools);
+        }
+        Ok(Self { inner })
+    }
+
+    /// The cap in wire bytes.
+    #[getter]
+    fn max_bytes(&self) -> usize {
+        self.inner.max_bytes()
+    }
+
+    /// Whether cuts are line-aligned (L9).
+    #[getter]
+    fn line_align(&self) -> bool {
+        self.inner.is_line_aligned()
+    }
+
+    /// Whether the limit applies to results of `tool` (L1).
+    fn applies_to(&self, tool: &str) -> bool {
+        self.inner.applies_to(tool)
+    }
+
+    /// limit(tool, result, output_schema=None) -> tuple[dict, dict] | None
+    /// --
+    ///
+    /// Limit a `tools/call` result given as a dict with MCP's wire names (`content`,
+    /// `structuredContent`, `isError`, `_meta`, …): None when it is sent as it is (the
+    /// limit does not apply to `tool`, the result is not complete, or it fits), else
+    /// the cut result and the report of the cut. The text of text blocks is read in
+    /// place, not copied (L13).
+    #[pyo3(signature = (tool, result, output_schema=None))]
+    fn limit<'py>(
+        &self,
+        py: Python<'py>,
+        tool: &str,
+        result: &Bound<'py, PyDict>,
+        output_schema: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Option<(Bound<'py, PyAny>, Bound<'py, PyAny>)>> {
+        if !self.inner.applies_to(tool) {
+            return Ok(None);
+        }
+        let schema = schema(output_schema)?;
+        let mut held: Vec<Bound<'py, PyString>> = Vec::new();
+        let mut shell = Map::new();
+        for (key, value) in result.iter() {
+            let key: String = key.extract()?;
+            if key != "content" {
+                shell.insert(key, to_value(&value, 0)?);
+                continue;
+            }
+            let Ok(blocks) = value.cast::<PyList>() else {
+                shell.insert(key, to_value(&value, 0)?);
+                continue;
+            };
+            let mut content = Vec::with_capacity(blocks.len());
+            for block in blocks.iter() {
+                let text = block.cast::<PyDict>().ok().and_then(|d| {
+                    let is_text = d
+                        .get_item("type")
+                        .ok()
+                        .flatten()
+                        .is_some_and(|t| t.extract::<&str>().is_ok_and(|t| t == "text"));
+                    let text = d.get_item("text").ok().flatten()?;
+                    let text = text.cast_into::<PyString>().ok()?;
+                    is_text.then_some((d.clone(), text))
+                });
+                match text {
+                    Some((dict, text)) => {
+                        let mut map = Map::new();
+                        for (k, v) in dict.iter() {
+                            let k: String = k.extract()?;
+                            if k != "text" {
+                                map.insert(k, to_value(&v, 1)?);
+                            }
+                        }
+                        map.insert("text".into(), Value::String(String::new()));
+                        held.push(text);
+                        content.push(Value::Object(map));
+                    }
+                    None => content.push(to_value(&block, 1)?),
+                }
+            }
+            shell.insert(key, Value::Array(content));
+        }
+        let shell = ToolResult::from_value(Value::Object(shell))
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let texts: Vec<Cow<'_, str>> = held
+            .iter()
+            .map(|s| {
+                s.to_str()
+                    .map_or_else(|_| s.to_string_lossy(), Cow::Borrowed)
+            })
+            .collect();
+        let borrowed: Vec<&str> = texts.iter().map(Cow::as_ref).collect();
+        match self
+            .inner
+            .truncate_texts(&shell, &borrowed, schema.as_ref())
+        {
+            Some(limited) => limited_pair(py, limited).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// limit_json(tool, result, output_schema=None) -> bytes | None
+    /// --
+    ///
+    /// Limit a `tools/call` result given as JSON bytes: None when it is sent as it is,
+    /// else the cut result's compact JSON.
+    #[pyo3(signature = (tool, result, output_schema=None))]
+    fn limit_json<'py>(
+        &self,
+        py: Python<'py>,
+        tool: &str,
+        result: &[u8],
+        output_schema: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Option<Bound<'py, PyBytes>>> {
+        if !self.inner.applies_to(tool) {
+            return Ok(None);
+        }
+        let schema = schema(output_schema)?;
+        let parsed: ToolResult =
+            serde_json::from_slice(result).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        match self.inner.truncate_with_schema(&parsed, schema.as_ref()) {
+            Some(limited) => {
+                let bytes = serde_json::to_vec(&limited.result)
+                    .map_err(|e| PyValueError::new_err(e.to_string()))?;
+                Ok(Some(PyBytes::new(py, &bytes)))
+            }
+            None => Ok(None),
+        }
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Limit(max_bytes={}, line_align={})",
+            self.inner.max_bytes(),
+            if self.inner.is_line_aligned() {
+                "True"
+            } else {
+                "False"
+            }
+        )
+    }
+}
+
+/// The native module.
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("MIN_BYTES", CoreLimit::min_bytes())?;
+    m.add("DEFAULT_MAX_BYTES", DEFAULT_MAX_BYTES)?;
+    m.add_class::<Limit>()?;
+    m.add_function(wrap_pyfunction!(classify, m)?)?;
+    m.add_function(wrap_pyfunction!(validation_text, m)?)?;
+    m.add_function(wrap_pyfunction!(tool_error, m)?)?;
+    m.add_function(wrap_pyfunction!(request_error, m)?)?;
+    m.add_function(wrap_pyfunction!(unknown_tool_error, m)?)?;
+    Ok(())
+}

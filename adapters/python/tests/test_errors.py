@@ -1,0 +1,222 @@
+"""Failures become tool results (SPEC E1–E9, V1–V6, P1, G1–G3) through backstop's fastmcp
+middleware, on a real fastmcp server over its in-memory transport.
+
+The scenarios of libtmux-mcp's middleware (the reference) are among them: chained
+expected errors, suggestions, validation without the rejected values."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from backstop.fastmcp import Backstop, ToolErrorResultMiddleware
+from fastmcp import Client
+from fastmcp.exceptions import McpError
+from helpers import CLIENT, call, text, wire
+from probe import SECRET, make_server
+
+pytestmark = pytest.mark.anyio
+
+
+async def test_e1_e2_e3_unexpected_failure_is_a_result_with_the_message_as_written() -> None:
+    result = await call(make_server(Backstop()), "fail_unexpected")
+    assert result.is_error is True  # E1
+    assert text(result) == "boom"  # E2: no "Error calling tool ...:" prefix
+    assert result.meta["error_type"] == "RuntimeError"  # E3: the real type, not ToolError
+    assert result.meta["expected"] is False  # E4
+    assert "suggestion" not in result.meta  # E5
+
+
+async def test_e3_e4_chained_expected_error_names_its_cause() -> None:
+    """libtmux-mcp: an ExpectedToolError raised from PaneNotFound."""
+    result = await call(make_server(Backstop()), "fail_expected_chained")
+    assert text(result) == "Pane not found: %99"
+    assert result.meta["error_type"] == "PaneNotFound"
+    assert result.meta["expected"] is True
+
+
+async def test_e2_e5_suggestion_on_its_own_line_and_in_meta() -> None:
+    result = await call(make_server(Backstop()), "fail_expected_with_suggestion")
+    assert text(result) == "Pane not found: %99\nCall list_panes to discover valid pane ids."
+    assert result.meta["suggestion"] == "Call list_panes to discover valid pane ids."
+    assert result.meta["error_type"] == "ExpectedToolError"
+
+
+async def test_e4_expected_and_suggestion_attributes_on_any_exception() -> None:
+    result = await call(make_server(Backstop()), "fail_denied")
+    assert result.meta["error_type"] == "Denied"
+    assert result.meta["expected"] is True
+    assert text(result) == "read-only session\nAsk for read access first."
+
+
+async def test_e3_masked_details_keep_the_mask_and_get_the_type() -> None:
+    result = await call(make_server(Backstop(), mask=True), "fail_unexpected")
+    assert text(result) == "Error calling tool 'fail_unexpected'"
+    assert result.meta["error_type"] == "RuntimeError"
+
+
+async def test_e6_no_structured_content_on_an_error_result() -> None:
+    # build_report advertises an outputSchema; its failure must not carry structuredContent.
+    result = await call(make_server(Backstop()), "build_report", {"lines": "many"})
+    assert result.is_error is True
+    assert result.structured_content is None
+
+
+async def test_e8_unknown_tool_is_a_protocol_error_with_a_suggestion() -> None:
+    server = make_server(Backstop())
+    async with Client(server, client_info=CLIENT) as client:
+        with pytest.raises(McpError) as raised:
+            await client.call_tool_mcp("takes_in", {})
+    error = raised.value.error
+    assert error.code == -32602
+    assert error.message == "Unknown tool: takes_in"
+    assert error.data == {"suggestion": "Did you mean 'takes_int'?"}
+
+
+async def test_v1_v2_v3_rejected_argument_without_its_value(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="backstop")
+    result = await call(make_server(Backstop()), "takes_int", {"count": SECRET})
+    assert result.meta["error_type"] == "ValidationError"  # V1
+    assert result.meta["expected"] is True
+    assert text(result) == (  # V2
+        "1 validation error for takes_int\ncount\n  Input should be a valid integer [type=invalid_type]"
+    )
+    assert SECRET not in str(wire(result))  # V3: not in the text, not in _meta
+    assert SECRET not in caplog.text  # V3: not in the logs
+
+
+async def test_v2_missing_argument() -> None:
+    result = await call(make_server(Backstop()), "takes_int", {})
+    assert text(result) == (
+        "1 validation error for takes_int\ncount\n  Missing required argument [type=missing_argument]"
+    )
+
+
+async def test_v4_every_unrecognised_name_listed_with_a_close_match() -> None:
+    result = await call(make_server(Backstop()), "takes_int", {"bogus_flag": True, "countt": 2})
+    assert result.meta["suggestion"] == (
+        "Remove or correct the unrecognized argument(s): bogus_flag, countt. "
+        "Did you mean 'count' for 'countt'?"
+    )
+    assert text(result).startswith("3 validation errors for takes_int\n")
+    assert text(result).endswith("\n" + result.meta["suggestion"])
+
+
+async def test_v5_wait_for_previous_names_the_client() -> None:
+    result = await call(make_server(Backstop()), "takes_int", {"count": 1, "wait_for_previous": True})
+    assert result.meta["suggestion"] == (
+        "Remove or correct the unrecognized argument(s): wait_for_previous. wait_for_previous is a "
+        "scheduling flag your client (probe-client 9.9) can leak into batched tool calls; retry "
+        "the call without it."
+    )
+
+
+async def test_body_validation_error_is_a_server_fault_without_input_values() -> None:
+    """A pydantic error from a tool's body is not a rejected call (fastmcp tags it)."""
+    result = await call(make_server(Backstop()), "fail_body_validation")
+    assert result.meta["error_type"] == "ValidationError"
+    assert result.meta["expected"] is False
+    assert SECRET not in str(wire(result))
+    assert "2 validation errors for BuildReport" in text(result)
+
+
+async def test_g1_g2_levels_and_fields(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.DEBUG, logger="backstop")
+    server = make_server(Backstop())
+    await call(server, "fail_unexpected")
+    await call(server, "fail_expected_chained")
+    records = [r for r in caplog.records if r.name == "backstop"]
+    assert [r.levelno for r in records] == [logging.ERROR, logging.WARNING]  # G1
+    assert records[1].backstop_error_type == "PaneNotFound"  # G2
+    assert records[1].backstop_tool == "fail_expected_chained"
+    assert records[1].backstop_expected is True
+    assert "Pane not found: %99" in records[1].getMessage()
+
+
+async def test_g3_counts_and_callback_and_failing_callback() -> None:
+    seen: list[str] = []
+
+    def callback(record: dict, exc: BaseException) -> None:
+        seen.append(record["count_key"])
+        raise RuntimeError("callback bug")  # G3: logged, never propagated
+
+    backstop = Backstop(on_error=callback)
+    server = make_server(backstop)
+    await call(server, "fail_unexpected")
+    result = await call(server, "fail_unexpected")
+    assert result.is_error is True
+    assert seen == ["RuntimeError:tools/call"] * 2
+    assert backstop.error_counts == {"RuntimeError:tools/call": 2}
+
+
+async def test_p1_resource_not_found_by_family() -> None:
+    """Defect 4 of the reference: a not-found handler error, and a not-found subclass,
+    became -32603 "Internal error"; by family they are resource-not-found."""
+    server = make_server(Backstop())
+    async with Client(server, client_info=CLIENT) as client:
+        for uri, message in [
+            ("probe://sessions/missing", "Resource not found: Session not found: missing"),
+            ("probe://sessions/forbidden", "Resource not found: Path not allowed: forbidden"),
+        ]:
+            with pytest.raises(McpError) as raised:
+                await client.read_resource_mcp(uri)
+            error = raised.value.error
+            assert error.code == -32602  # R3: fastmcp's in-memory client speaks 2026-07-28
+            assert error.message == message
+            assert error.data == {"uri": uri}
+
+
+async def test_o1_layers_added_after_backstop_see_the_failure() -> None:
+    """O1: a middleware inside backstop (added after it) sees the exception."""
+    from fastmcp.server.middleware import Middleware
+
+    seen: list[str] = []
+
+    class Audit(Middleware):
+        async def on_call_tool(self, context, call_next):  # type: ignore[no-untyped-def]
+            try:
+                return await call_next(context)
+            except Exception as exc:
+                seen.append(type(exc).__name__)
+                raise
+
+    result = await call(make_server(Backstop(), Audit()), "fail_unexpected")
+    assert result.is_error is True
+    assert seen == ["ToolError"]
+
+
+async def test_finer_grained_class_takes_the_reference_arguments() -> None:
+    middleware = ToolErrorResultMiddleware(transform_errors=True)
+    result = await call(make_server(middleware), "fail_expected_chained")
+    assert result.meta["error_type"] == "PaneNotFound"
+    assert middleware.error_counts == {"PaneNotFound:tools/call": 1}
+
+
+async def test_e7_own_meta_kept_error_keys_win() -> None:
+    result = await call(make_server(Backstop()), "fail_with_meta")
+    assert result.meta["pane"] == "%99"
+    assert result.meta["expected"] is False  # E3-E5 keys win on a clash
+    assert result.meta["error_type"] == "WithMeta"
+
+
+class _Broken:
+    """A limit whose every call fails: a fault of backstop itself, not of the tool."""
+
+    def applies_to(self, tool: str) -> bool:
+        return True
+
+    def limit(self, *args: object) -> None:
+        raise RuntimeError("backstop bug")
+
+
+async def test_strict_off_passes_the_result_on_strict_on_raises() -> None:
+    lenient = Backstop()
+    lenient.limiter._limit = _Broken()  # type: ignore[assignment]
+    result = await call(make_server(lenient), "small")
+    assert text(result) == "small and unchanged"
+
+    strict = Backstop(strict=True)
+    strict.limiter._limit = _Broken()  # type: ignore[assignment]
+    async with Client(make_server(strict), client_info=CLIENT) as client:
+        with pytest.raises(Exception):
+            await client.call_tool_mcp("small", {})

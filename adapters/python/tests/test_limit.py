@@ -1,0 +1,119 @@
+"""The response limit (SPEC L1–L15, O2) through backstop's fastmcp middleware, on a real
+fastmcp server over its in-memory transport, and the native limiter on its own."""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+
+import backstop
+import pytest
+from backstop.fastmcp import Backstop, TailPreservingResponseLimitingMiddleware
+from helpers import call, text, wire, wire_size
+from probe import LINE, make_server
+
+pytestmark = pytest.mark.anyio
+
+CAP = 1000
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments"),
+    [
+        ("big", {"lines": 2000}),
+        ("newlines", {"count": 5000}),
+        ("ansi", {"lines": 2000}),
+        ("emoji", {"count": 2000}),
+        ("limited_fail", {"payload": "\n\x1b" * 4000}),
+    ],
+)
+async def test_l3_l4_hard_cap_on_escape_heavy_and_multibyte_output(tool: str, arguments: dict) -> None:
+    """Defect 2 of the reference: its cap let 1113–1963 bytes through at 1000."""
+    result = await call(make_server(Backstop(max_bytes=CAP)), tool, arguments)
+    assert wire_size(result) <= CAP  # L4, `_meta` and what the SDK adds included
+    assert text(result).startswith("[... truncated ")  # L3
+    assert result.meta["backstop/truncation"]["dropped_bytes"] > 0  # L12
+
+
+async def test_l2_under_the_cap_unchanged() -> None:
+    plain = await call(make_server(), "small")
+    limited = await call(make_server(Backstop(max_bytes=CAP)), "small")
+    assert wire(limited) == wire(plain)
+
+
+async def test_l3_l9_tail_kept_line_aligned() -> None:
+    result = await call(make_server(Backstop(max_bytes=CAP)), "big", {"lines": 2000})
+    header, tail = text(result).split("\n", 1)
+    assert tail.endswith("PROMPT $")
+    assert tail.startswith(LINE)  # L9: starts at a line start
+    dropped = int(header.removeprefix("[... truncated ").removesuffix(" bytes ...]"))
+    assert dropped == len((LINE * 2000 + "PROMPT $").encode()) - len(tail.encode())  # L3: exact N
+
+
+async def test_l8_no_split_grapheme_cluster() -> None:
+    """Defect 3 of the reference: its kept text began with a bare ZERO WIDTH JOINER."""
+    result = await call(make_server(Backstop(max_bytes=CAP, line_align=False)), "emoji", {"count": 2000})
+    tail = text(result).split("\n", 1)[1]
+    assert unicodedata.name(tail[0]) == "MAN"
+    assert tail.endswith("\nPROMPT $")
+
+
+async def test_l5_l6_o2_converted_error_capped_and_still_an_error_with_its_suggestion() -> None:
+    """libtmux-mcp: an oversized error (echoing a large argument) keeps isError, `_meta`
+    and the suggestion at the end of its text (tail-preserved)."""
+    result = await call(make_server(Backstop(max_bytes=CAP)), "limited_fail", {"payload": "x" * 5000})
+    assert result.is_error is True  # L5
+    assert result.meta["error_type"] == "ExpectedToolError"  # L6
+    assert result.meta["suggestion"] == "Send less than 1 KB at a time."
+    assert text(result).endswith("\nSend less than 1 KB at a time.")
+    assert wire_size(result) <= CAP
+
+
+async def test_l1_only_the_configured_tools() -> None:
+    middleware = TailPreservingResponseLimitingMiddleware(max_size=CAP, tools=["ansi"])
+    server = make_server(middleware)
+    untouched = await call(server, "big", {"lines": 100})
+    assert text(untouched).startswith(LINE)
+    cut = await call(server, "ansi", {"lines": 100})
+    assert text(cut).startswith("[... truncated ")
+    assert middleware.truncations == 1
+
+
+async def test_l14_too_small_cap_refused_naming_the_minimum() -> None:
+    with pytest.raises(ValueError, match=str(backstop.MIN_BYTES)):
+        Backstop(max_bytes=10)
+
+
+async def test_l15_structured_content_kept_valid_under_the_cap() -> None:
+    result = await call(make_server(Backstop(max_bytes=2000)), "build_report", {"lines": 3000})
+    assert result.is_error is not True
+    structured = result.structured_content
+    assert structured["summary"] == "build finished: 0 errors"  # a pattern forbids cutting it
+    assert structured["log"].endswith("BUILD DONE")
+    assert json.loads(text(result)) == structured  # the text block is its serialization
+    assert wire_size(result) <= 2000
+
+
+async def test_counts_of_cuts_readable() -> None:
+    backstop_mw = Backstop(max_bytes=CAP)
+    server = make_server(backstop_mw)
+    await call(server, "small")
+    await call(server, "big", {"lines": 2000})
+    assert backstop_mw.truncations == 1
+
+
+def test_native_limit_borrowed_text_and_json_agree() -> None:
+    """The dict path (text read in place) and the JSON-bytes path cut alike (L13)."""
+    limit = backstop.Limit(CAP)
+    result = {"content": [{"type": "text", "text": LINE * 10_000 + "PROMPT $"}], "isError": True}
+    cut, report = limit.limit("t", result)
+    from_json = limit.limit_json("t", json.dumps(result).encode())
+    assert json.loads(from_json) == cut
+    assert cut["isError"] is True
+    assert report["original_bytes"] == len(result["content"][0]["text"])
+    assert limit.limit("t", {"content": [{"type": "text", "text": "small"}]}) is None
+
+
+def test_native_limit_refuses_what_is_not_json_data() -> None:
+    with pytest.raises(TypeError):
+        backstop.Limit(CAP).limit("t", {"content": [{"type": "image", "data": object()}]})

@@ -1,0 +1,141 @@
+//! A failure as another language's exception describes it, as plain data (SPEC E3, E4,
+//! G1, P1, V3).
+//!
+//! A binding that sees the exception itself — the Python package sees the class, its
+//! ancestors, the `__cause__`/`__context__` chain and the attributes a server put on it —
+//! hands those facts over as a [`ForeignError`], and [`classify`] makes the
+//! [`Failure`]: the decisions (which type is `error_type`, which family, whether it is
+//! expected, the V3 redaction of the message) are made here, not in the binding.
+
+use serde_json::{Map, Value};
+
+use crate::failure::{Failure, Family, Level};
+use crate::foreign_validation::redact_input_values;
+
+/// What a binding knows of a failed call's exception.
+///
+/// ```
+/// use backstop_core::foreign_error::ForeignError;
+/// let error = ForeignError {
+///     type_name: "RuntimeError".into(),
+///     message: "boom".into(),
+///     ..ForeignError::default()
+/// };
+/// assert!(error.causes.is_empty());
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ForeignError {
+    /// The exception's own type name (`PaneNotFound`, not a module path).
+    pub type_name: String,
+    /// The names of the type and of its ancestors, nearest first (Python: the MRO), to
+    /// tell the family (P1). May be empty: then only `type_name` is looked at.
+    pub ancestors: Vec<String>,
+    /// The message as written.
+    pub message: String,
+    /// The type names of the exception's cause chain, nearest first (Python: an explicit
+    /// `__cause__`, else an unsuppressed `__context__`). Only the first is used (E3).
+    pub causes: Vec<String>,
+    /// Whether the server declared the failure as the caller's to fix (E4).
+    pub expected: bool,
+    /// The suggestion the failure carries; empty is none.
+    pub suggestion: Option<String>,
+    /// The failure's own log level by name (`warning`, `INFO`, …), if it declares one
+    /// (G1). A name the core does not know is ignored.
+    pub level: Option<String>,
+    /// `_meta` keys the failure carries itself (E7: kept, the E3–E5 keys win).
+    pub meta: Map<String, Value>,
+}
+
+/// The type names whose failures are not-found (P1), besides names ending in
+/// `NotFound` or `NotFoundError` (`PaneNotFound`, `ResourceNotFoundError`).
+const NOT_FOUND_TYPES: [&str; 3] = ["FileNotFoundError", "KeyError", "LookupError"];
+
+/// The type names whose failures are denials (P1, E4).
+const PERMISSION_TYPES: [&str; 3] = ["PermissionError", "AuthorizationError", "Forbidden"];
+
+/// The type names whose failures are timeouts (P1).
+const TIMEOUT_TYPES: [&str; 2] = ["TimeoutError", "TimeoutException"];
+
+/// The family of a failure whose type (and ancestors) are `names` (P1): by family,
+/// not by exact type, so a subclass of a not-found error is not-found too.
+fn family(names: &[&str]) -> Family {
+    let any = |f: &dyn Fn(&str) -> bool| names.iter().any(|name| f(name));
+    if any(&|n| {
+        n.ends_with("NotFound") || n.ends_with("NotFoundError") || NOT_FOUND_TYPES.contains(&n)
+    }) {
+        Family::NotFound
+    } else if any(&|n| PERMISSION_TYPES.contains(&n)) {
+        Family::Permission
+    } else if any(&|n| TIMEOUT_TYPES.contains(&n)) {
+        Family::Timeout
+    } else {
+        Family::Internal
+    }
+}
+
+/// The [`Failure`] a foreign exception describes:
+///
+/// - `error_type` is the nearest cause's type where there is one, else the exception's
+///   own (E3: one hop);
+/// - the family comes from the exception's type and ancestors and, failing those, its
+///   cause's type (P1);
+/// - expected when declared, and for denials (E4);
+/// - the message has pydantic-style `input_value=…` parts removed (V3);
+/// - the suggestion, level and own `_meta` keys as declared (E5, G1, E7).
+///
+/// ```
+/// use backstop_core::foreign_error::{ForeignError, classify};
+/// use backstop_core::{Family, Level};
+/// let failure = classify(&ForeignError {
+///     type_name: "ExpectedToolError".into(),
+///     ancestors: vec!["ExpectedToolError".into(), "ToolError".into(), "Exception".into()],
+///     message: "Pane not found: %99".into(),
+///     causes: vec!["PaneNotFound".into()],
+///     expected: true,
+///     suggestion: Some("Call list_panes to discover valid pane ids.".into()),
+///     level: Some("WARNING".into()),
+///     meta: [("pane".to_owned(), "%99".into())].into_iter().collect(),
+/// });
+/// assert_eq!(failure.error_type(), "PaneNotFound");
+/// assert!(failure.is_expected());
+/// assert_eq!(failure.family(), Family::NotFound);
+/// assert_eq!(failure.level(), Some(Level::Warning));
+/// assert_eq!(failure.meta()["pane"], "%99");
+///
+/// let denied = classify(&ForeignError {
+///     type_name: "PermissionError".into(),
+///     message: "read-only".into(),
+///     ..ForeignError::default()
+/// });
+/// assert!(denied.is_expected());
+/// assert_eq!(denied.error_type(), "PermissionError");
+/// ```
+pub fn classify(error: &ForeignError) -> Failure {
+    let own: Vec<&str> = std::iter::once(error.type_name.as_str())
+        .chain(error.ancestors.iter().map(String::as_str))
+        .collect();
+    let cause = error.causes.first().map(String::as_str);
+    let family = match family(&own) {
+        Family::Internal => cause.map_or(Family::Internal, |c| family(&[c])),
+        found => found,
+    };
+    let expected = error.expected || family == Family::Permission;
+    let message = redact_input_values(&error.message).into_owned();
+    let mut failure = if expected {
+        Failure::expected(message)
+    } else {
+        Failure::unexpected(message)
+    }
+    .with_error_type(cause.unwrap_or(&error.type_name))
+    .with_family(family);
+    if let Some(suggestion) = &error.suggestion {
+        failure = failure.with_suggestion(suggestion.as_str());
+    }
+    if let Some(level) = error.level.as_deref().and_then(Level::parse) {
+        failure = failure.with_level(level);
+    }
+    for (key, value) in &error.meta {
+        failure = failure.with_meta(key.as_str(), value.clone());
+    }
+    failure
+}
