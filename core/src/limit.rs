@@ -414,7 +414,6 @@ impl Limit {
     }
 }
 
-<<<<<<< HEAD
 /// What an adapter that reads a result as it streams did not hold of it: for the text
 /// blocks whose head it let go, how many bytes of it (SPEC B3). A cut keeps at most the
 /// cap of the text, so a suffix of [`HeldInPart::min_held_bytes`] decides it exactly as
@@ -610,7 +609,74 @@ impl Limit {
         if joined.len() - joined.held_from() < HeldInPart::min_held_bytes(self.max_bytes) {
             return Err(());
         }
-=======
+        let cutter = Cutter {
+            limit: self,
+            source: result,
+            joined: &joined,
+            non_text,
+        };
+        Ok(Some(
+            cutter
+                .cut(MetaKept::All)
+                .or_else(|| cutter.cut(MetaKept::ErrorKeys))
+                .unwrap_or_else(|| cutter.header_only()),
+        ))
+    }
+}
+
+impl Limit {
+    /// [`truncate_in_part`](Self::truncate_in_part) for a result with
+    /// `structuredContent` (L15): decided as the whole would be where no text block can
+    /// be the value's serialization (a text held in part that starts with `{`, or any
+    /// block that may, is read whole), and every string held in part keeps more than a
+    /// cut can.
+    fn structured_in_part(
+        &self,
+        result: &ToolResult,
+        structured: &Value,
+        held: &HeldInPart,
+        output_schema: Option<&Value>,
+    ) -> Result<Option<Limited>, ()> {
+        let opener = match structured {
+            Value::Object(_) => b'{',
+            Value::Array(_) => b'[',
+            _ => return Err(()),
+        };
+        let mut texts = 0;
+        for (index, content) in result.content.iter().enumerate() {
+            if let Some(text) = content.as_text() {
+                texts += 1;
+                if held.may_serialize(index, text, opener) {
+                    return Err(());
+                }
+                if held.text_head(index) > 0
+                    && text.len() < HeldInPart::min_held_bytes(self.max_bytes)
+                {
+                    return Err(());
+                }
+            }
+        }
+        let least = HeldInPart::min_held_bytes(self.max_bytes);
+        if texts == 0
+            || held.other_blocks
+            || held.structured_heads.iter().any(|(pointer, bytes)| {
+                *bytes > 0
+                    && structured
+                        .pointer(pointer)
+                        .and_then(Value::as_str)
+                        .is_none_or(|text| text.len() < least)
+            })
+        {
+            return Err(());
+        }
+        Ok(Some(
+            structured::StructuredCutter::new(self, result, structured, output_schema)
+                .held_in_part(held)
+                .cut(),
+        ))
+    }
+}
+
 impl Limit {
     /// [`truncate`](Self::truncate) for a result whose text blocks' texts are held
     /// elsewhere, borrowed: `texts[i]` is the text of the `i`-th text block of
@@ -677,82 +743,18 @@ impl Limit {
             return None;
         }
         let joined = Joined::new(texts.iter().copied());
->>>>>>> h-py
         let cutter = Cutter {
             limit: self,
             source: result,
             joined: &joined,
-<<<<<<< HEAD
-            non_text,
-        };
-        Ok(Some(
-=======
             non_text: result.content.len() - blocks,
         };
         Some(
->>>>>>> h-py
             cutter
                 .cut(MetaKept::All)
                 .or_else(|| cutter.cut(MetaKept::ErrorKeys))
                 .unwrap_or_else(|| cutter.header_only()),
-<<<<<<< HEAD
-        ))
-    }
-}
-
-impl Limit {
-    /// [`truncate_in_part`](Self::truncate_in_part) for a result with
-    /// `structuredContent` (L15): decided as the whole would be where no text block can
-    /// be the value's serialization (a text held in part that starts with `{`, or any
-    /// block that may, is read whole), and every string held in part keeps more than a
-    /// cut can.
-    fn structured_in_part(
-        &self,
-        result: &ToolResult,
-        structured: &Value,
-        held: &HeldInPart,
-        output_schema: Option<&Value>,
-    ) -> Result<Option<Limited>, ()> {
-        let opener = match structured {
-            Value::Object(_) => b'{',
-            Value::Array(_) => b'[',
-            _ => return Err(()),
-        };
-        let mut texts = 0;
-        for (index, content) in result.content.iter().enumerate() {
-            if let Some(text) = content.as_text() {
-                texts += 1;
-                if held.may_serialize(index, text, opener) {
-                    return Err(());
-                }
-                if held.text_head(index) > 0
-                    && text.len() < HeldInPart::min_held_bytes(self.max_bytes)
-                {
-                    return Err(());
-                }
-            }
-        }
-        let least = HeldInPart::min_held_bytes(self.max_bytes);
-        if texts == 0
-            || held.other_blocks
-            || held.structured_heads.iter().any(|(pointer, bytes)| {
-                *bytes > 0
-                    && structured
-                        .pointer(pointer)
-                        .and_then(Value::as_str)
-                        .is_none_or(|text| text.len() < least)
-            })
-        {
-            return Err(());
-        }
-        Ok(Some(
-            structured::StructuredCutter::new(self, result, structured, output_schema)
-                .held_in_part(held)
-                .cut(),
-        ))
-=======
         )
->>>>>>> h-py
     }
 }
 
