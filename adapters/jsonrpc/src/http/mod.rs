@@ -148,9 +148,11 @@ pub fn error_responses(ids: &[String], error: &ProtocolError) -> Vec<Vec<u8>> {
     ids.iter().map(|id| error_response(id, error)).collect()
 }
 
-/// Whether a body reads as JSON at all (a JSON-RPC message or batch, or not).
+/// Whether a body reads as JSON at all (a JSON-RPC message or batch, or not): UTF-8
+/// throughout, bad UTF-8 in a string included (B4).
 fn is_json(body: &[u8]) -> bool {
-    serde_json::from_slice::<serde::de::IgnoredAny>(body).is_ok()
+    crate::message::strict_json_text(body)
+        .is_some_and(|text| serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok())
 }
 
 /// The shaper, even if a task panicked while holding it.
