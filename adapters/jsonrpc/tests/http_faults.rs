@@ -256,7 +256,7 @@ fn a5_proxy_url_answers_each_fault_and_keeps_serving() {
             "Authorization: Bearer s3cr3t",
         ],
     );
-    let mut ok = |proxy: &mut UrlProxy, id: u32| {
+    let ok = |proxy: &mut UrlProxy, id: u32| {
         proxy.send(&call(id, "ok", json!({})));
         assert_shaped(&proxy.until_response(id).pop().unwrap());
     };
