@@ -186,3 +186,66 @@ fn a5_fastmcp_behind_proxy_url() {
     // The end of stdin ends the session (DELETE) and the proxy exits 0.
     assert!(proxy.finish().success());
 }
+
+#[test]
+fn a5_the_official_python_client_through_the_gateway() {
+    let Some(python) = http_support::or_skip(
+        http_support::python(),
+        "a5_the_official_python_client_through_the_gateway",
+        "target/fastmcp-venv",
+    ) else {
+        return;
+    };
+    let (_server, direct_url) = http_support::start_fastmcp(&python, true);
+    let (_gateway, url) =
+        http_support::start_gateway(&direct_url, &["--max-bytes", &CAP.to_string()]);
+    let calls = json!([
+        {"name": "takes_int", "arguments": {"count": 1}},
+        {"name": "fail", "arguments": {"message": "Pane not found: %99"}},
+        {"name": "big", "arguments": {"lines": 1000}},
+        {"name": "structured_log", "arguments": {"lines": 500}},
+    ]);
+    let script = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/peers/clients/python_client.py");
+    let output = std::process::Command::new(&python)
+        .arg(script)
+        .arg(calls.to_string())
+        .args(["--url", &url])
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let session: Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert!(session["client"].as_str().unwrap().starts_with("mcp 2."));
+    let answers = session["calls"].as_array().unwrap();
+    assert_eq!(answers[0]["result"]["content"][0]["text"], "got 1");
+    // E1: the client sees a result it can read, not an McpError.
+    assert_eq!(answers[1]["result"]["isError"], true, "{}", answers[1]);
+    assert_eq!(
+        answers[1]["result"]["content"][0]["text"],
+        "Pane not found: %99"
+    );
+    // L1, L2, L15: capped, the tail kept, and the structured result still valid for
+    // the client (it checks each against the tool's outputSchema).
+    for answer in &answers[2..] {
+        let result = &answer["result"];
+        assert!(result.is_object(), "{answer}");
+        assert!(serde_json::to_vec(result).unwrap().len() <= CAP, "{answer}");
+    }
+    let text = answers[2]["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("[... truncated ") && text.ends_with("PROMPT $"),
+        "{text:.100}"
+    );
+    let log = answers[3]["result"]["structuredContent"]["log"]
+        .as_str()
+        .unwrap();
+    assert!(
+        log.ends_with("BUILD DONE") && !log.contains("log line 1 of"),
+        "{log:.100}"
+    );
+    // The client DELETEd its session on the way out; the gateway forgot it.
+}
