@@ -130,14 +130,29 @@ pub fn start_everything(bin: &PathBuf) -> (Spawned, String) {
 
 /// `backstop gateway --upstream URL <options>` on a free port; its URL.
 pub fn start_gateway(upstream: &str, options: &[&str]) -> (Spawned, String) {
+    start_gateway_logging(upstream, options, None)
+}
+
+/// [`start_gateway`], its log of converted failures (G1) in `log` when given (else
+/// `--quiet`).
+pub fn start_gateway_logging(
+    upstream: &str,
+    options: &[&str],
+    log: Option<&std::path::Path>,
+) -> (Spawned, String) {
     let port = free_port();
-    let mut child = Command::new(backstop())
-        .args(["gateway", "--quiet", "--listen"])
+    let mut command = Command::new(backstop());
+    command.arg("gateway");
+    match log {
+        Some(path) => command.stderr(std::fs::File::create(path).unwrap()),
+        None => command.arg("--quiet").stderr(Stdio::inherit()),
+    };
+    let mut child = command
+        .arg("--listen")
         .arg(format!("127.0.0.1:{port}"))
         .args(["--upstream", upstream])
         .args(options)
         .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
         .spawn()
         .expect("backstop starts");
     wait_for_port(port, &mut child);
