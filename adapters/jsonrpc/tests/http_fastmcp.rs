@@ -137,10 +137,10 @@ fn a5_fastmcp_behind_the_gateway() {
 }
 
 #[test]
-fn a5_fastmcp_stateless_post_without_a_session_is_shaped() {
+fn a5_fastmcp_a_post_without_a_session_passes_as_it_came() {
     let Some(python) = http_support::or_skip(
         http_support::python(),
-        "a5_fastmcp_stateless_post_without_a_session_is_shaped",
+        "a5_fastmcp_a_post_without_a_session_passes_as_it_came",
         "target/fastmcp-venv",
     ) else {
         return;
@@ -149,13 +149,37 @@ fn a5_fastmcp_stateless_post_without_a_session_is_shaped() {
     let (_gateway, url) =
         http_support::start_gateway(&direct_url, &["--max-bytes", &CAP.to_string()]);
     let http = Http::new();
-    // A request with no session id: the gateway keeps no state for it, and fastmcp's
-    // answer (a 400 naming the missing session) passes as it came.
+    // A session-ful server asked without a session: its 400 passes as it came.
     let request = call(1, "takes_int", json!({"count": 1}));
     let direct = http.post(&direct_url, None, &request);
     let through = http.post(&url, None, &request);
+    assert_eq!(direct.status, 400);
     assert_eq!(direct.status, through.status);
     assert_eq!(direct.body, through.body);
+}
+
+#[test]
+fn a5_fastmcp_stateless_requests_are_shaped_without_a_session() {
+    let Some(python) = http_support::or_skip(
+        http_support::python(),
+        "a5_fastmcp_stateless_requests_are_shaped_without_a_session",
+        "target/fastmcp-venv",
+    ) else {
+        return;
+    };
+    let (_server, direct_url) = http_support::start_fastmcp_with(&python, true, &["--stateless"]);
+    let (_gateway, url) =
+        http_support::start_gateway(&direct_url, &["--max-bytes", &CAP.to_string()]);
+    let http = Http::new();
+    // No initialize, no session id: each request stands alone (a shaper for it alone).
+    let mut answers = vec![Vec::new()];
+    for (n, request) in calls() {
+        let reply = http.post(&url, None, &request);
+        assert_eq!(reply.status, 200, "request {n}: {reply:?}");
+        assert!(reply.header("mcp-session-id").is_none());
+        answers.push(reply.messages());
+    }
+    check_shaped(&answers);
 }
 
 #[test]

@@ -394,3 +394,49 @@ async fn stream_events(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gateway() -> Gateway {
+        let upstream = Upstream::new(
+            "http://127.0.0.1:9/mcp".parse().unwrap(),
+            Duration::from_secs(1),
+        )
+        .unwrap();
+        let options = Options {
+            shaper: crate::Shaper::default(),
+            log_failures: false,
+        };
+        Gateway::new(upstream, options)
+    }
+
+    #[test]
+    fn a5_sessions_are_bounded_the_least_recently_used_going_first() {
+        let mut gateway = gateway();
+        gateway.max_sessions = 2;
+        let a = gateway.session("a");
+        let _b = gateway.session("b");
+        // "a" used again: "b" is now the least recently used.
+        assert!(Arc::ptr_eq(&a, &gateway.session("a")));
+        let _c = gateway.session("c");
+        assert_eq!(gateway.sessions(), 2);
+        let sessions = lock(&gateway.sessions);
+        assert!(sessions.contains_key("a") && sessions.contains_key("c"));
+    }
+
+    #[test]
+    fn a5_idle_sessions_expire() {
+        let mut gateway = gateway();
+        gateway.session_idle = Duration::from_millis(300);
+        let _a = gateway.session("a");
+        gateway.expire();
+        assert_eq!(gateway.sessions(), 1, "not idle long enough yet");
+        std::thread::sleep(Duration::from_millis(350));
+        let _b = gateway.session("b");
+        gateway.expire();
+        let sessions = lock(&gateway.sessions);
+        assert_eq!(sessions.keys().collect::<Vec<_>>(), ["b"]);
+    }
+}

@@ -1,6 +1,6 @@
 """A small MCP server built with fastmcp (from PyPI), for backstop-jsonrpc's end-to-end test.
 
-Run as `python probe_server.py [--middleware] [--http PORT]`; `--middleware` adds fastmcp's stock
+Run as `python probe_server.py [--middleware] [--http PORT [--stateless]]`; `--middleware` adds fastmcp's stock
 ErrorHandlingMiddleware, which turns tool errors into JSON-RPC errors
 ("Internal error: ...") instead of isError results.
 """
@@ -70,6 +70,14 @@ if __name__ == "__main__":
     if "--http" in sys.argv:
         # Streamable HTTP on 127.0.0.1, at the port after `--http`, path /mcp.
         port = int(sys.argv[sys.argv.index("--http") + 1])
-        mcp.run(transport="http", host="127.0.0.1", port=port, show_banner=False, log_level="warning")
+        # `--stateless`: no sessions, each request on its own (fastmcp's stateless_http).
+        mcp.run(
+            transport="http",
+            host="127.0.0.1",
+            port=port,
+            show_banner=False,
+            log_level="warning",
+            stateless_http="--stateless" in sys.argv,
+        )
     else:
         mcp.run(show_banner=False)

@@ -98,10 +98,22 @@ pub fn everything() -> Option<PathBuf> {
 
 /// The fastmcp probe server over Streamable HTTP; its URL.
 pub fn start_fastmcp(python: &PathBuf, middleware: bool) -> (Spawned, String) {
+    start_fastmcp_with(python, middleware, &[])
+}
+
+/// [`start_fastmcp`] with more of the script's options (`--stateless`).
+pub fn start_fastmcp_with(
+    python: &PathBuf,
+    middleware: bool,
+    options: &[&str],
+) -> (Spawned, String) {
     let port = free_port();
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fastmcp/probe_server.py");
     let mut command = Command::new(python);
-    command.arg(script).args(["--http", &port.to_string()]);
+    command
+        .arg(script)
+        .args(["--http", &port.to_string()])
+        .args(options);
     if middleware {
         command.arg("--middleware");
     }
