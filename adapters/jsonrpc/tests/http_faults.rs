@@ -30,9 +30,41 @@ fn full(bytes: impl Into<Bytes>) -> Body {
         .boxed()
 }
 
+/// DELETEs the misbehaving server was sent, with the session id they named.
+static DELETES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// The request's headers, as a JSON object of lowercase names (hop-by-hop included:
+/// what came over this hop).
+fn headers_json(headers: &http::HeaderMap) -> Value {
+    headers
+        .iter()
+        .map(|(name, value)| (name.to_string(), json!(value.to_str().unwrap_or("?"))))
+        .collect::<serde_json::Map<_, _>>()
+        .into()
+}
+
 /// The misbehaving server's answer to one request.
 async fn misbehave(request: Request<Incoming>) -> Result<Response<Body>, Infallible> {
-    let body = request.into_body().collect().await.unwrap().to_bytes();
+    let (parts, body) = request.into_parts();
+    let seen = headers_json(&parts.headers);
+    if parts.method == http::Method::DELETE {
+        let session = seen["mcp-session-id"].as_str().unwrap_or("").to_owned();
+        DELETES.lock().unwrap().push(session);
+        return Ok(Response::new(full("")));
+    }
+    if parts.method == http::Method::GET {
+        // The server's own stream: one event naming what the request carried, its id
+        // following the Last-Event-ID it was given; then the stream ends.
+        let last = seen["last-event-id"].as_str().unwrap_or("none").to_owned();
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/message",
+                          "params": {"level": "info", "data": seen}});
+        let event = format!("id: after-{last}\nretry: 1000\ndata: {note}\n\n");
+        return Ok(Response::builder()
+            .header("content-type", "text/event-stream")
+            .body(full(event))
+            .unwrap());
+    }
+    let body = body.collect().await.unwrap().to_bytes();
     let message: Value = serde_json::from_slice(&body).unwrap_or_default();
     // A batch misbehaves as its first request says.
     let message = message.get(0).cloned().unwrap_or(message);
@@ -50,7 +82,23 @@ async fn misbehave(request: Request<Incoming>) -> Result<Response<Body>, Infalli
             .body(full(bytes))
             .unwrap()
     };
+    if message["method"] == "initialize" {
+        let answer = json!({"jsonrpc": "2.0", "id": message["id"],
+            "result": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "serverInfo": {"name": "misbehaving", "version": "1"}}});
+        return Ok(Response::builder()
+            .header("content-type", "application/json")
+            .header("mcp-session-id", "sess-1")
+            .body(full(answer.to_string()))
+            .unwrap());
+    }
     Ok(match name.as_str() {
+        "headers" => json_body(
+            json!({"jsonrpc": "2.0", "id": message["id"],
+                   "result": {"content": [{"type": "text", "text": seen.to_string()}]}})
+            .to_string()
+            .into_bytes(),
+        ),
         "drop" => {
             let (mut sender, channel) = Channel::<Bytes, std::io::Error>::new(4);
             tokio::spawn(async move {
@@ -289,4 +337,102 @@ fn a5_proxy_url_with_an_unreachable_upstream_answers_and_exits() {
     let error = proxy.until_response(0).pop().unwrap();
     assert_upstream_error(&error, &upstream, "connection refused");
     assert!(proxy.finish().success());
+}
+
+#[test]
+fn a5_the_gateway_passes_last_event_id_authorization_and_origin_untouched() {
+    let (_runtime, upstream) = start_upstream();
+    let (_gateway, url) = http_support::start_gateway(&upstream, &[]);
+    let reply = Http::new().send(
+        http::Method::GET,
+        &url,
+        &[
+            ("accept", "text/event-stream"),
+            ("mcp-session-id", "s-9"),
+            ("mcp-protocol-version", "2025-06-18"),
+            ("last-event-id", "ev-41"),
+            ("authorization", "Bearer s3cr3t"),
+            ("origin", "http://localhost:6274"),
+            ("connection", "keep-alive, x-hop"),
+            ("x-hop", "1"),
+        ],
+        "",
+    );
+    let events = reply.events();
+    assert_eq!(events.len(), 1, "{reply:?}");
+    // The event passes byte-identical: its id and retry lines as they came.
+    assert!(
+        events[0]
+            .raw()
+            .starts_with(b"id: after-ev-41\nretry: 1000\ndata: ")
+    );
+    let note: Value = serde_json::from_slice(&events[0].data().unwrap()).unwrap();
+    let seen = &note["params"]["data"];
+    for (name, value) in [
+        ("last-event-id", "ev-41"),
+        ("authorization", "Bearer s3cr3t"),
+        ("origin", "http://localhost:6274"),
+        ("mcp-session-id", "s-9"),
+        ("mcp-protocol-version", "2025-06-18"),
+    ] {
+        assert_eq!(seen[name], value, "{seen}");
+    }
+    // Hop-by-hop headers are this hop's own.
+    assert!(seen.get("x-hop").is_none(), "{seen}");
+    assert_ne!(seen["connection"], "keep-alive, x-hop");
+}
+
+#[test]
+fn a5_proxy_url_sends_the_session_headers_and_only_the_headers_given() {
+    let (_runtime, upstream) = start_upstream();
+    let mut proxy = UrlProxy::start(
+        &upstream,
+        &[
+            "--header",
+            "Authorization: Bearer s3cr3t",
+            "--header",
+            "X-Tenant: t1",
+        ],
+    );
+    proxy.send(http_support::INITIALIZE);
+    proxy.until_response(0);
+    proxy.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    // The GET stream the proxy opened after `initialized`: its event comes through,
+    // and the stream, ended by the server, is opened again with Last-Event-ID.
+    let first = serde_json::from_str::<Value>(&proxy.line()).unwrap();
+    assert_eq!(first["method"], "notifications/message");
+    assert!(first["params"]["data"].get("last-event-id").is_none());
+    let again = serde_json::from_str::<Value>(&proxy.line()).unwrap();
+    assert_eq!(again["params"]["data"]["last-event-id"], "after-none");
+
+    proxy.send(&call(1, "headers", json!({})));
+    let answer = proxy.until_response(1).pop().unwrap();
+    let seen: Value =
+        serde_json::from_str(answer["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    let mut names: Vec<&str> = seen
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "accept",
+            "authorization",
+            "content-length",
+            "content-type",
+            "host",
+            "mcp-protocol-version",
+            "mcp-session-id",
+            "x-tenant"
+        ]
+    );
+    assert_eq!(seen["authorization"], "Bearer s3cr3t");
+    assert_eq!(seen["mcp-session-id"], "sess-1");
+    assert_eq!(seen["mcp-protocol-version"], "2025-06-18");
+    assert!(proxy.finish().success());
+    // The session was ended on the way out.
+    assert!(DELETES.lock().unwrap().contains(&"sess-1".to_owned()));
 }
