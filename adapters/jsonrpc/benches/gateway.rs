@@ -5,7 +5,9 @@
 //!   and through the gateway binary on loopback; the difference is what the gateway
 //!   adds (goal: at most 200 µs);
 //! - then, printed: the gateway's resident memory before and while it holds 1,000
-//!   concurrent SSE streams (GET streams the upstream keeps open after one event).
+//!   concurrent SSE streams (GET streams the upstream keeps open after one event);
+//! - and a 100 MB `tools/call` result in one SSE event, capped at 1 MB: the time
+//!   straight and through the gateway, and the gateway's peak resident memory.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -49,7 +51,16 @@ async fn upstream(request: Request<Incoming>) -> Result<Response<Body>, Infallib
             .body(channel.boxed())
             .unwrap());
     }
-    let _ = request.into_body().collect().await;
+    let body = request.into_body().collect().await.unwrap().to_bytes();
+    if body.windows(6).any(|w| w == b"\"huge\"") {
+        let mut event = b"event: message\ndata: ".to_vec();
+        event.extend_from_slice(huge_result().as_bytes());
+        event.extend_from_slice(b"\n\n");
+        return Ok(Response::builder()
+            .header("content-type", "text/event-stream")
+            .body(Full::new(Bytes::from(event)).boxed())
+            .unwrap());
+    }
     Ok(Response::builder()
         .header("content-type", "application/json")
         .body(Full::new(Bytes::from(ANSWER)).boxed())
@@ -110,12 +121,45 @@ async fn post(client: &Client<HttpConnector, Full<Bytes>>, url: &str) {
     assert_eq!(body.len(), ANSWER.len());
 }
 
+const HUGE_CALL: &str =
+    r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"huge"}}"#;
+
+/// A 100 MB result, made once.
+fn huge_result() -> &'static str {
+    static HUGE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    HUGE.get_or_init(|| {
+        let text = format!("{}PROMPT $", "line of output\n".repeat(100_000_000 / 15));
+        serde_json::json!({"jsonrpc": "2.0", "id": 3,
+                           "result": {"content": [{"type": "text", "text": text}]}})
+        .to_string()
+    })
+}
+
+/// POST the huge call; the body's length and the time it took.
+async fn huge(client: &Client<HttpConnector, Full<Bytes>>, url: &str) -> (usize, Duration) {
+    let start = std::time::Instant::now();
+    let request = Request::post(url)
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", "bench-huge")
+        .body(Full::new(Bytes::from(HUGE_CALL)))
+        .unwrap();
+    let body = client.request(request).await.unwrap().into_body();
+    let body = body.collect().await.unwrap().to_bytes();
+    (body.len(), start.elapsed())
+}
+
 /// VmRSS of a process, in kB.
 fn rss_kb(pid: u32) -> u64 {
+    status_kb(pid, "VmRSS:")
+}
+
+/// A `/proc/PID/status` figure, in kB.
+fn status_kb(pid: u32, field: &str) -> u64 {
     std::fs::read_to_string(format!("/proc/{pid}/status"))
         .unwrap_or_default()
         .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .find_map(|line| line.strip_prefix(field))
         .and_then(|rest| rest.trim().trim_end_matches(" kB").trim().parse().ok())
         .unwrap_or(0)
 }
@@ -179,6 +223,18 @@ fn main() {
         "gateway resident memory: {before} kB idle, {during} kB holding {STREAMS} SSE streams \
          ({:.1} kB a stream)",
         (during.saturating_sub(before)) as f64 / STREAMS as f64
+    );
+
+    huge_result();
+    let (straight_len, straight_time) = runtime.block_on(huge(&client, &straight));
+    let (through_len, through_time) = runtime.block_on(huge(&client, &url));
+    assert!(through_len < 1_100_000, "capped at 1 MB");
+    println!(
+        "100 MB result in one SSE event, capped at 1 MB: {:.0} ms straight ({straight_len} bytes), \
+         {:.0} ms through the gateway ({through_len} bytes); gateway peak resident memory {} kB",
+        straight_time.as_secs_f64() * 1e3,
+        through_time.as_secs_f64() * 1e3,
+        status_kb(gateway.id(), "VmHWM:")
     );
     let _ = gateway.kill();
     let _ = gateway.wait();

@@ -37,7 +37,7 @@ use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Channel, Full, Limited};
 use hyper::body::Incoming;
 use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
+use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 
 use super::headers::{SESSION_ID, end_to_end, is_event_stream};
@@ -180,7 +180,10 @@ pub async fn serve(listener: TcpListener, gateway: Arc<Gateway>) -> io::Result<(
                 let gateway = Arc::clone(&gateway);
                 async move { Ok::<_, Infallible>(handle(&gateway, request).await) }
             });
+            // A client that never finishes its headers does not hold a connection forever.
             let _ = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(Duration::from_secs(30))
                 .serve_connection(TokioIo::new(stream), service)
                 .await;
         });

@@ -155,11 +155,15 @@ impl Upstream {
                 roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
             })
             .with_no_client_auth();
+        // Small messages go out at once (no Nagle delay on a kept-alive connection).
+        let mut tcp = HttpConnector::new();
+        tcp.set_nodelay(true);
+        tcp.enforce_http(false);
         let connector = hyper_rustls::HttpsConnectorBuilder::new()
             .with_tls_config(tls)
             .https_or_http()
             .enable_http1()
-            .build();
+            .wrap_connector(tcp);
         let client = Client::builder(TokioExecutor::new()).build(connector);
         Ok(Self {
             client,
