@@ -1,6 +1,8 @@
-"""Drive an MCP server on stdio with the official Python client (`mcp` from PyPI).
+"""Drive an MCP server with the official Python client (`mcp` from PyPI), on stdio or
+over Streamable HTTP:
 
     python python_client.py CALLS -- SERVER_COMMAND [ARG...]
+    python python_client.py CALLS --url URL
 
 CALLS is a JSON array of `{"name": ..., "arguments": {...}}`. The client starts the
 server (with this process's environment), initializes, lists the tools, and makes each
@@ -21,16 +23,24 @@ from importlib.metadata import version
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 
 def as_wire(model):
     return model.model_dump(mode="json", by_alias=True, exclude_unset=True)
 
 
-async def run(calls, command):
-    server = StdioServerParameters(command=command[0], args=command[1:], env=dict(os.environ))
+def transport(target):
+    """The client transport: the server command on stdio, or `--url URL`."""
+    if target[0] == "--url":
+        return streamable_http_client(target[1])
+    server = StdioServerParameters(command=target[0], args=target[1:], env=dict(os.environ))
+    return stdio_client(server)
+
+
+async def run(calls, target):
     answers = []
-    async with stdio_client(server) as (read, write):
+    async with transport(target) as (read, write):
         # A bound, not a measurement: a server that never answers fails the call.
         async with ClientSession(read, write, read_timeout_seconds=120) as session:
             await session.initialize()
@@ -45,9 +55,13 @@ async def run(calls, command):
 
 
 def main():
-    if len(sys.argv) < 4 or sys.argv[2] != "--":
+    if len(sys.argv) == 4 and sys.argv[2] == "--url":
+        target = sys.argv[2:]
+    elif len(sys.argv) >= 4 and sys.argv[2] == "--":
+        target = sys.argv[3:]
+    else:
         sys.exit(__doc__)
-    print(json.dumps(asyncio.run(run(json.loads(sys.argv[1]), sys.argv[3:]))))
+    print(json.dumps(asyncio.run(run(json.loads(sys.argv[1]), target))))
 
 
 if __name__ == "__main__":

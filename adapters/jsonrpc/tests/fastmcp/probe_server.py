@@ -1,13 +1,13 @@
 """A small MCP server built with fastmcp (from PyPI), for backstop-jsonrpc's end-to-end test.
 
-Run as `python probe_server.py [--middleware]`; `--middleware` adds fastmcp's stock
+Run as `python probe_server.py [--middleware] [--http PORT [--stateless]]`; `--middleware` adds fastmcp's stock
 ErrorHandlingMiddleware, which turns tool errors into JSON-RPC errors
 ("Internal error: ...") instead of isError results.
 """
 
 import sys
 
-from fastmcp import FastMCP
+from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ToolError
 from pydantic import BaseModel
 
@@ -52,6 +52,14 @@ def structured_log(lines: int) -> BuildReport:
     return BuildReport(summary="build finished: 0 errors", lines=lines, log=log)
 
 
+@mcp.tool
+async def progress(steps: int, ctx: Context) -> str:
+    """Report progress `steps` times, then answer."""
+    for step in range(1, steps + 1):
+        await ctx.report_progress(progress=step, total=steps)
+    return f"done after {steps} steps"
+
+
 @mcp.resource("probe://present")
 def present() -> str:
     """A resource that exists."""
@@ -59,4 +67,17 @@ def present() -> str:
 
 
 if __name__ == "__main__":
-    mcp.run(show_banner=False)
+    if "--http" in sys.argv:
+        # Streamable HTTP on 127.0.0.1, at the port after `--http`, path /mcp.
+        port = int(sys.argv[sys.argv.index("--http") + 1])
+        # `--stateless`: no sessions, each request on its own (fastmcp's stateless_http).
+        mcp.run(
+            transport="http",
+            host="127.0.0.1",
+            port=port,
+            show_banner=False,
+            log_level="warning",
+            stateless_http="--stateless" in sys.argv,
+        )
+    else:
+        mcp.run(show_banner=False)

@@ -1,0 +1,350 @@
+//! `backstop proxy --url` (SPEC A5): a stdio front for a Streamable HTTP MCP server.
+//!
+//! - Each line the client writes on stdin is shown to the shaper and POSTed as it
+//!   came, with `Content-Type: application/json`, `Accept: application/json,
+//!   text/event-stream`, the session's `Mcp-Session-Id` and `MCP-Protocol-Version`
+//!   once the server has given them, and the `--header`s given — no other header.
+//! - The answer is a JSON body or an SSE stream; each message (the body, or one event's
+//!   data) is shaped and written to stdout as one line, as it arrives.
+//! - Messages without requests (notifications, the client's answers to the server)
+//!   and `initialize` are sent one at a time, in order, each awaited (so the session id
+//!   is known before the next); other requests are sent as they come, concurrently
+//!   (a long `tools/call` does not hold a `ping` or a cancellation).
+//! - Once the client has sent `notifications/initialized`, a GET stream is opened for
+//!   the server's own messages; a server without one (`405`) is fine. A stream that
+//!   ends is opened again with `Last-Event-ID` (a few times at most).
+//! - Failures answer each request of the POST with a JSON-RPC error naming the cause
+//!   and the server's address ([`UpstreamFailure`]); the proxy keeps serving the rest.
+//! - At the end of stdin, the requests in flight are awaited (each within the timeout),
+//!   the session is ended with a DELETE, and the proxy exits 0.
+
+use std::io::{self, BufWriter, Write};
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, StatusCode, header};
+use http_body_util::Full;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio::task::JoinSet;
+
+use super::headers::{PROTOCOL_VERSION, SESSION_ID, is_event_stream};
+use super::sse::SseParser;
+use super::upstream::{Upstream, UpstreamFailure};
+use super::{Options, Shaping, error_responses, is_json, lock, request_ids, response_ids};
+use crate::Forward;
+use crate::framing::{LineReader, write_line};
+
+/// How many times a GET stream that ended is opened again in a row without an event.
+const GET_RETRIES: u32 = 3;
+
+/// A `--header 'Name: value'` argument, read.
+///
+/// ```
+/// let (name, value) = backstop_jsonrpc::http::client::parse_header("Authorization: Bearer t").unwrap();
+/// assert_eq!(name, "authorization");
+/// assert_eq!(value, "Bearer t");
+/// assert!(backstop_jsonrpc::http::client::parse_header("no colon").is_err());
+/// ```
+pub fn parse_header(text: &str) -> Result<(HeaderName, HeaderValue), String> {
+    let (name, value) = text
+        .split_once(':')
+        .ok_or_else(|| "a header is `Name: value`".to_owned())?;
+    let name = HeaderName::from_bytes(name.trim().as_bytes())
+        .map_err(|_| format!("`{}` is not a header name", name.trim()))?;
+    // The value is never shown: it may be a credential.
+    let value = HeaderValue::from_str(value.trim())
+        .map_err(|_| format!("the value of header `{name}` has characters a header cannot"))?;
+    Ok((name, value))
+}
+
+/// The session with the server: what the proxy learnt of it, and where answers go.
+struct Session {
+    upstream: Upstream,
+    extra: HeaderMap,
+    shaping: Shaping,
+    id: Mutex<Option<HeaderValue>>,
+    protocol: Mutex<Option<HeaderValue>>,
+    /// The raw ids of `initialize` requests not answered yet.
+    initializing: Mutex<Vec<String>>,
+    out: UnboundedSender<Vec<u8>>,
+}
+
+impl Session {
+    /// A request to the server with the session's headers, then the given ones.
+    fn request(&self, method: Method, body: Bytes) -> Request<Full<Bytes>> {
+        let mut request = Request::new(Full::new(body));
+        *request.method_mut() = method;
+        *request.uri_mut() = self.upstream.url().clone();
+        let headers = request.headers_mut();
+        if let Some(id) = lock(&self.id).clone() {
+            headers.insert(SESSION_ID, id);
+        }
+        if let Some(version) = lock(&self.protocol).clone() {
+            headers.insert(PROTOCOL_VERSION, version);
+        }
+        for (name, value) in &self.extra {
+            headers.append(name.clone(), value.clone());
+        }
+        request
+    }
+
+    /// Write errors for `ids` to the client.
+    fn fail(&self, ids: &[String], failure: &UpstreamFailure) {
+        let error = failure.to_error(self.upstream.address());
+        for answer in error_responses(ids, &error) {
+            let _ = self.out.send(answer);
+        }
+    }
+
+    /// A message from the server: shaped, written as one line; its answers struck
+    /// from `ids`.
+    fn server_message(&self, message: &[u8], ids: &mut Vec<String>) {
+        let answered = response_ids(message);
+        ids.retain(|id| !answered.contains(id));
+        self.learn_protocol(message, &answered);
+        let mut line = match self.shaping.server_body(message) {
+            Forward::Unchanged => message.to_vec(),
+            Forward::Rewritten(bytes) => bytes,
+        };
+        // Data of several lines: JSON allows a space wherever it has a line break
+        // outside a string (and has none inside one), and stdout takes one line.
+        for byte in &mut line {
+            if *byte == b'\n' || *byte == b'\r' {
+                *byte = b' ';
+            }
+        }
+        let _ = self.out.send(line);
+    }
+
+    /// The revision the server's answer to `initialize` names, kept for the
+    /// `MCP-Protocol-Version` header.
+    fn learn_protocol(&self, message: &[u8], answered: &[String]) {
+        let mut initializing = lock(&self.initializing);
+        if !answered.iter().any(|id| initializing.contains(id)) {
+            return;
+        }
+        initializing.retain(|id| !answered.contains(id));
+        let value: serde_json::Value = serde_json::from_slice(message).unwrap_or_default();
+        if let Some(version) = value["result"]["protocolVersion"].as_str()
+            && let Ok(version) = HeaderValue::from_str(version)
+        {
+            *lock(&self.protocol) = Some(version);
+        }
+    }
+
+    /// POST one client message and write what answers it.
+    async fn post(&self, body: Bytes, mut ids: Vec<String>) {
+        let mut request = self.request(Method::POST, body);
+        let headers = request.headers_mut();
+        headers.insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        headers.insert(
+            header::ACCEPT,
+            HeaderValue::from_static("application/json, text/event-stream"),
+        );
+        let response = match self.upstream.send(request).await {
+            Ok(response) => response,
+            Err(failure) => return self.fail(&ids, &failure),
+        };
+        let (head, mut body) = response.into_parts();
+        if !head.status.is_success() {
+            return self.fail(&ids, &UpstreamFailure::Status(head.status));
+        }
+        if let Some(id) = head.headers.get(SESSION_ID) {
+            let mut known = lock(&self.id);
+            if known.is_none() {
+                *known = Some(id.clone());
+            }
+        }
+        if head.status == StatusCode::ACCEPTED || ids.is_empty() && !is_event_stream(&head.headers)
+        {
+            return;
+        }
+        if is_event_stream(&head.headers) {
+            let ended = self.events(&mut body, &mut ids, false, &mut None).await;
+            if !ids.is_empty() {
+                self.fail(&ids, &ended.unwrap_or(UpstreamFailure::Broken));
+            }
+            return;
+        }
+        match self.upstream.whole(&mut body).await {
+            Err(failure) => self.fail(&ids, &failure),
+            Ok(whole) if !is_json(&whole) => self.fail(&ids, &UpstreamFailure::NotJson),
+            Ok(whole) => self.server_message(&whole, &mut ids),
+        }
+    }
+
+    /// Read an SSE stream, each event's data a server message; the failure it ended
+    /// with, if any. `last_id` is kept up to date for a GET stream's resumption.
+    async fn events(
+        &self,
+        body: &mut hyper::body::Incoming,
+        ids: &mut Vec<String>,
+        patient: bool,
+        last_id: &mut Option<HeaderValue>,
+    ) -> Option<UpstreamFailure> {
+        let mut parser = SseParser::default();
+        loop {
+            let data = match self.upstream.next_data(body, patient).await {
+                Ok(Some(data)) => data,
+                Ok(None) => return None,
+                Err(failure) => return Some(failure),
+            };
+            for event in parser.feed(&data) {
+                if let Some(id) = event.id().and_then(|id| HeaderValue::from_bytes(id).ok()) {
+                    *last_id = Some(id);
+                }
+                if let Some(message) = event.data().filter(|data| !data.is_empty()) {
+                    self.server_message(&message, ids);
+                }
+            }
+        }
+    }
+
+    /// The server's own stream, for as long as it offers one.
+    async fn listen(self: Arc<Self>) {
+        let mut last_id: Option<HeaderValue> = None;
+        let mut misses = 0;
+        while misses < GET_RETRIES {
+            let mut request = self.request(Method::GET, Bytes::new());
+            let headers = request.headers_mut();
+            headers.insert(
+                header::ACCEPT,
+                HeaderValue::from_static("text/event-stream"),
+            );
+            if let Some(id) = &last_id {
+                headers.insert("last-event-id", id.clone());
+            }
+            let Ok(response) = self.upstream.send(request).await else {
+                return;
+            };
+            let (head, mut body) = response.into_parts();
+            if !head.status.is_success() || !is_event_stream(&head.headers) {
+                return; // 405: the server has no stream of its own
+            }
+            let before = last_id.clone();
+            let _ = self
+                .events(&mut body, &mut Vec::new(), true, &mut last_id)
+                .await;
+            misses = if last_id == before { misses + 1 } else { 0 };
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+
+    /// End the session: DELETE, when the server gave a session id.
+    async fn end(&self) {
+        if lock(&self.id).is_none() {
+            return;
+        }
+        let request = self.request(Method::DELETE, Bytes::new());
+        let _ = self.upstream.send(request).await;
+    }
+}
+
+/// The lines of stdin, read on a thread of their own.
+fn read_stdin() -> UnboundedReceiver<Vec<u8>> {
+    let (sender, receiver) = unbounded_channel();
+    std::thread::spawn(move || {
+        let mut reader = LineReader::new(io::stdin().lock());
+        while let Ok(Some(line)) = reader.next_line() {
+            if sender.send(line.to_vec()).is_err() {
+                return;
+            }
+        }
+    });
+    receiver
+}
+
+/// Lines for stdout, written on a thread of their own, flushed whenever none waits.
+fn write_stdout() -> (UnboundedSender<Vec<u8>>, std::thread::JoinHandle<()>) {
+    let (sender, mut receiver) = unbounded_channel::<Vec<u8>>();
+    let writer = std::thread::spawn(move || {
+        let mut out = BufWriter::with_capacity(64 << 10, io::stdout().lock());
+        while let Some(line) = receiver.blocking_recv() {
+            let mut sent = write_line(&mut out, &line);
+            while let Ok(line) = receiver.try_recv() {
+                sent = sent.and_then(|()| write_line(&mut out, &line));
+            }
+            if sent.and_then(|()| out.flush()).is_err() {
+                return; // the client went away
+            }
+        }
+    });
+    (sender, writer)
+}
+
+/// Whether a client message holds a request or notification named `method`.
+fn has_method(body: &[u8], method: &str) -> bool {
+    let needle = format!("\"{method}\"");
+    memchr::memmem::find(body, needle.as_bytes()).is_some() && {
+        let one = |element: &[u8]| {
+            crate::message::Envelope::parse(element)
+                .is_some_and(|envelope| envelope.method.as_deref() == Some(method))
+        };
+        match crate::message::batch_elements(body) {
+            Some(elements) => elements.iter().any(|e| one(e.get().as_bytes())),
+            None => one(body),
+        }
+    }
+}
+
+/// Run the proxy on this process's stdin and stdout until stdin ends; the exit code.
+///
+/// ```no_run
+/// use backstop_jsonrpc::http::{Options, client, upstream::Upstream};
+/// let upstream = Upstream::new("https://example.com/mcp".parse().unwrap(), std::time::Duration::from_secs(60)).unwrap();
+/// let options = Options { shaper: Default::default(), log_failures: true };
+/// std::process::exit(client::run(upstream, http::HeaderMap::new(), options).unwrap());
+/// ```
+pub fn run(upstream: Upstream, extra: HeaderMap, options: Options) -> io::Result<i32> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let (out, writer) = write_stdout();
+    runtime.block_on(async move {
+        let session = Arc::new(Session {
+            upstream,
+            extra,
+            shaping: Shaping::new(options.shaper, options.log_failures),
+            id: Mutex::new(None),
+            protocol: Mutex::new(None),
+            initializing: Mutex::new(Vec::new()),
+            out,
+        });
+        let mut lines = read_stdin();
+        let mut in_flight = JoinSet::new();
+        let mut listening = None;
+        while let Some(line) = lines.recv().await {
+            session.shaping.client_body(&line);
+            let ids = request_ids(&line);
+            let initialize = has_method(&line, "initialize");
+            let initialized = has_method(&line, "notifications/initialized");
+            if initialize {
+                lock(&session.initializing).extend(ids.iter().cloned());
+            }
+            if ids.is_empty() || initialize {
+                session.post(Bytes::from(line.clone()), ids).await;
+            } else {
+                let session = Arc::clone(&session);
+                in_flight.spawn(async move { session.post(Bytes::from(line), ids).await });
+            }
+            while in_flight.try_join_next().is_some() {}
+            if listening.is_none() && initialized {
+                listening = Some(tokio::spawn(Arc::clone(&session).listen()));
+            }
+        }
+        while in_flight.join_next().await.is_some() {}
+        if let Some(listening) = listening {
+            listening.abort();
+        }
+        session.end().await;
+    });
+    runtime.shutdown_background();
+    let _ = writer.join();
+    Ok(0)
+}

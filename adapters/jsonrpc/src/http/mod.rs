@@ -1,0 +1,161 @@
+//! Remote MCP servers over Streamable HTTP (SPEC A5): `backstop proxy --url` (a stdio
+//! front, [`client`]) and `backstop gateway` (an HTTP front, [`gateway`]).
+//!
+//! Both run on a tokio runtime of their own; the stdio proxy ([`crate::proxy`]) stays
+//! on plain threads. Each JSON-RPC message — a whole JSON body, or the data of one SSE
+//! event ([`sse`]) — goes through a [`Shaping`], whose two methods are the only places
+//! the [`Shaper`] is called from, one per direction.
+//!
+//! - [`upstream`]: the HTTP client, and the errors that answer requests a failing
+//!   server left unanswered.
+//! - [`headers`]: which headers pass (A5: everything end-to-end, untouched; hop-by-hop
+//!   ones dropped).
+
+pub mod client;
+pub mod gateway;
+pub mod headers;
+pub mod sse;
+pub mod upstream;
+
+use std::sync::{Mutex, PoisonError};
+
+use backstop_core::{LogRecord, ProtocolError};
+use serde_json::json;
+
+use crate::message::{Envelope, batch_elements, error_response};
+use crate::{Forward, Shaper};
+
+/// The shaping options both remote modes share with the stdio proxy.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The shaper to start each session with (its limit; a fresh clone per session).
+    pub shaper: Shaper,
+    /// Log converted failures to stderr (G1, G2).
+    pub log_failures: bool,
+}
+
+/// One session's shaper, and the two calls into it.
+///
+/// ```
+/// use backstop_jsonrpc::{Forward, Shaper, http::Shaping};
+/// let shaping = Shaping::new(Shaper::default(), false);
+/// shaping.client_body(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#);
+/// let Forward::Rewritten(bytes) = shaping.server_body(br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"boom"}}"#)
+/// else { panic!() };
+/// assert!(String::from_utf8(bytes).unwrap().contains(r#""isError":true"#));
+/// ```
+#[derive(Debug)]
+pub struct Shaping {
+    shaper: Mutex<Shaper>,
+    log_failures: bool,
+}
+
+impl Shaping {
+    /// A session shaped by `shaper`.
+    pub fn new(shaper: Shaper, log_failures: bool) -> Self {
+        Self {
+            shaper: Mutex::new(shaper),
+            log_failures,
+        }
+    }
+
+    /// A message (or batch) from the client, seen before it is sent on unchanged.
+    ///
+    /// The one call into the shaper for this direction (to become the streaming
+    /// shaper's).
+    pub fn client_body(&self, body: &[u8]) {
+        let _ = lock(&self.shaper).client_message(body);
+    }
+
+    /// A message (or batch) from the server: what to send the client instead, if
+    /// anything.
+    ///
+    /// The one call into the shaper for this direction (to become the streaming
+    /// shaper's).
+    pub fn server_body(&self, body: &[u8]) -> Forward {
+        let (forward, records) = {
+            let mut shaper = lock(&self.shaper);
+            (shaper.server_message(body), shaper.take_log_records())
+        };
+        if self.log_failures {
+            records.iter().for_each(log_failure);
+        }
+        forward
+    }
+}
+
+/// G1, G2: one line on stderr per converted failure, as JSON after `backstop: `
+/// (the stdio proxy's format).
+fn log_failure(record: &LogRecord) {
+    let line = json!({
+        "level": record.level.as_str(), "method": record.method, "tool": record.tool,
+        "error_type": record.error_type, "expected": record.expected, "message": record.message,
+    });
+    eprintln!("backstop: {line}");
+}
+
+/// The raw JSON ids of the requests in a client message or batch (responses and
+/// notifications have none).
+///
+/// ```
+/// let ids = backstop_jsonrpc::http::request_ids(br#"[{"jsonrpc":"2.0","id":"a","method":"ping"},{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","id":2,"result":{}}]"#);
+/// assert_eq!(ids, [r#""a""#]);
+/// ```
+pub fn request_ids(body: &[u8]) -> Vec<String> {
+    let id = |element: &[u8]| {
+        Envelope::parse(element)
+            .filter(|envelope| envelope.method.is_some())
+            .and_then(|envelope| envelope.id.map(|id| id.get().to_owned()))
+    };
+    match batch_elements(body) {
+        Some(elements) => elements
+            .iter()
+            .filter_map(|element| id(element.get().as_bytes()))
+            .collect(),
+        None => id(body).into_iter().collect(),
+    }
+}
+
+/// The raw JSON ids of the responses in a server message or batch.
+///
+/// ```
+/// let ids = backstop_jsonrpc::http::response_ids(br#"{"jsonrpc":"2.0","id":7,"result":{}}"#);
+/// assert_eq!(ids, ["7"]);
+/// ```
+pub fn response_ids(body: &[u8]) -> Vec<String> {
+    let id = |element: &[u8]| {
+        Envelope::parse(element)
+            .filter(Envelope::is_response)
+            .and_then(|envelope| envelope.id.map(|id| id.get().to_owned()))
+    };
+    match batch_elements(body) {
+        Some(elements) => elements
+            .iter()
+            .filter_map(|element| id(element.get().as_bytes()))
+            .collect(),
+        None => id(body).into_iter().collect(),
+    }
+}
+
+/// The error responses for `ids`, one each.
+///
+/// ```
+/// let error = backstop_core::ProtocolError::new(-32603, "gone");
+/// let answers = backstop_jsonrpc::http::error_responses(&["1".to_owned()], &error);
+/// assert_eq!(answers[0], br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"gone"}}"#);
+/// ```
+pub fn error_responses(ids: &[String], error: &ProtocolError) -> Vec<Vec<u8>> {
+    ids.iter().map(|id| error_response(id, error)).collect()
+}
+
+/// Whether a body reads as JSON at all (a JSON-RPC message or batch, or not): UTF-8
+/// throughout, bad UTF-8 in a string included (B4).
+fn is_json(body: &[u8]) -> bool {
+    crate::message::strict_json_text(body)
+        .is_some_and(|text| serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok())
+}
+
+/// The shaper, even if a task panicked while holding it.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}

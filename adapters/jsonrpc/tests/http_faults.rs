@@ -1,0 +1,438 @@
+//! SPEC A5, B1: a failing upstream answers each pending request with a JSON-RPC error
+//! naming the cause and the server's address, never a hang, and nothing else is lost.
+//!
+//! The upstream is a small hyper server of this test's own, which misbehaves as the
+//! called tool's name says: `drop` (an SSE stream cut off after one event), `500`,
+//! `hang` (no answer), `bad_utf8_sse` / `bad_utf8_json` (a string that is not UTF-8),
+//! `ok` (a big result, to show shaping still works after each fault).
+
+mod http_support;
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{Request, Response, StatusCode};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Channel, Full};
+use http_support::{Http, UrlProxy, call};
+use hyper::body::Incoming;
+use hyper::service::service_fn;
+use hyper_util::rt::TokioIo;
+use serde_json::{Value, json};
+
+type Body = BoxBody<Bytes, std::io::Error>;
+
+fn full(bytes: impl Into<Bytes>) -> Body {
+    Full::new(bytes.into())
+        .map_err(|never: Infallible| match never {})
+        .boxed()
+}
+
+/// DELETEs the misbehaving server was sent, with the session id they named.
+static DELETES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
+
+/// The request's headers, as a JSON object of lowercase names (hop-by-hop included:
+/// what came over this hop).
+fn headers_json(headers: &http::HeaderMap) -> Value {
+    headers
+        .iter()
+        .map(|(name, value)| (name.to_string(), json!(value.to_str().unwrap_or("?"))))
+        .collect::<serde_json::Map<_, _>>()
+        .into()
+}
+
+/// The misbehaving server's answer to one request.
+async fn misbehave(request: Request<Incoming>) -> Result<Response<Body>, Infallible> {
+    let (parts, body) = request.into_parts();
+    let seen = headers_json(&parts.headers);
+    if parts.method == http::Method::DELETE {
+        let session = seen["mcp-session-id"].as_str().unwrap_or("").to_owned();
+        DELETES.lock().unwrap().push(session);
+        return Ok(Response::new(full("")));
+    }
+    if parts.method == http::Method::GET {
+        // The server's own stream: one event naming what the request carried, its id
+        // following the Last-Event-ID it was given; then the stream ends.
+        let last = seen["last-event-id"].as_str().unwrap_or("none").to_owned();
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/message",
+                          "params": {"level": "info", "data": seen}});
+        let event = format!("id: after-{last}\nretry: 1000\ndata: {note}\n\n");
+        return Ok(Response::builder()
+            .header("content-type", "text/event-stream")
+            .body(full(event))
+            .unwrap());
+    }
+    let body = body.collect().await.unwrap().to_bytes();
+    let message: Value = serde_json::from_slice(&body).unwrap_or_default();
+    // A batch misbehaves as its first request says.
+    let message = message.get(0).cloned().unwrap_or(message);
+    let id = message["id"].to_string();
+    let name = message["params"]["name"].as_str().unwrap_or("").to_owned();
+    let sse = |events: Body| {
+        Response::builder()
+            .header("content-type", "text/event-stream")
+            .body(events)
+            .unwrap()
+    };
+    let json_body = |bytes: Vec<u8>| {
+        Response::builder()
+            .header("content-type", "application/json")
+            .body(full(bytes))
+            .unwrap()
+    };
+    if message["method"] == "initialize" {
+        let answer = json!({"jsonrpc": "2.0", "id": message["id"],
+            "result": {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "serverInfo": {"name": "misbehaving", "version": "1"}}});
+        return Ok(Response::builder()
+            .header("content-type", "application/json")
+            .header("mcp-session-id", "sess-1")
+            .body(full(answer.to_string()))
+            .unwrap());
+    }
+    Ok(match name.as_str() {
+        "headers" => json_body(
+            json!({"jsonrpc": "2.0", "id": message["id"],
+                   "result": {"content": [{"type": "text", "text": seen.to_string()}]}})
+            .to_string()
+            .into_bytes(),
+        ),
+        "drop" => {
+            let (mut sender, channel) = Channel::<Bytes, std::io::Error>::new(4);
+            tokio::spawn(async move {
+                let progress = "id: ev-1\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"t\",\"progress\":1}}\n\n";
+                let _ = sender.send_data(Bytes::from(progress)).await;
+                let _ = sender
+                    .send_data(Bytes::from("data: {\"jsonrpc\":\"2.0\",\"id\""))
+                    .await;
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                sender.abort(std::io::Error::other("cut off"));
+            });
+            sse(channel.boxed())
+        }
+        "500" => Response::builder()
+            .status(StatusCode::INTERNAL_SERVER_ERROR)
+            .body(full("oops"))
+            .unwrap(),
+        "hang" => {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+            json_body(Vec::new())
+        }
+        "bad_utf8_sse" => {
+            let mut events = b"id: 1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"data\":\"\xff\xfe\"}}\n\n".to_vec();
+            events.extend_from_slice(format!("id: 2\ndata: {}\n\n", big_result(&id)).as_bytes());
+            sse(full(events))
+        }
+        "bad_utf8_json" => json_body(
+            format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"#)
+                .into_bytes()
+                .into_iter()
+                .chain(*b"\"\xff\"}]}}")
+                .collect(),
+        ),
+        _ if message.get("id").is_none() => Response::builder()
+            .status(StatusCode::ACCEPTED)
+            .body(full(""))
+            .unwrap(),
+        _ => json_body(big_result(&id).into_bytes()),
+    })
+}
+
+/// A result of 5,000 lines ending in a prompt.
+fn big_result(id: &str) -> String {
+    let text = format!("{}PROMPT $", "line of output\n".repeat(5000));
+    json!({"jsonrpc": "2.0", "id": serde_json::from_str::<Value>(id).unwrap(),
+           "result": {"content": [{"type": "text", "text": text}]}})
+    .to_string()
+}
+
+/// The misbehaving server on a free port, on a runtime of its own; its URL.
+fn start_upstream() -> (tokio::runtime::Runtime, String) {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let addr: SocketAddr = listener.local_addr().unwrap();
+    runtime.spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            tokio::spawn(async move {
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(stream), service_fn(misbehave))
+                    .await;
+            });
+        }
+    });
+    (runtime, format!("http://{addr}/mcp"))
+}
+
+/// The shaped big result: capped, the tail kept.
+fn assert_shaped(response: &Value) {
+    let text = response["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("[... truncated ") && text.ends_with("\nPROMPT $"),
+        "{response}"
+    );
+}
+
+/// The error that answers a request the upstream failed: `-32603`, its message naming
+/// the cause and the address.
+fn assert_upstream_error(response: &Value, upstream: &str, cause: &str) {
+    let message = response["error"]["message"].as_str().unwrap_or_default();
+    assert_eq!(response["error"]["code"], -32603, "{response}");
+    assert!(
+        message.starts_with(&format!("The MCP server at {upstream} ")) && message.contains(cause),
+        "{response}"
+    );
+    assert_eq!(response["error"]["data"]["upstream"], upstream);
+}
+
+#[test]
+fn a5_the_gateway_answers_each_fault_and_keeps_serving() {
+    let (_runtime, upstream) = start_upstream();
+    let (_gateway, url) =
+        http_support::start_gateway(&upstream, &["--max-bytes", "2000", "--timeout", "1"]);
+    let http = Http::new();
+    let ok = || {
+        let reply = http.post(&url, Some("s-1"), &call(99, "ok", json!({})));
+        assert_shaped(&reply.response());
+    };
+    ok();
+
+    // Cut off mid-stream: the event that came passes with its id; the request gets an
+    // error event; the half event is not sent.
+    let reply = http.post(&url, Some("s-1"), &call(1, "drop", json!({})));
+    let events = reply.events();
+    assert_eq!(events.len(), 2, "{reply:?}");
+    assert_eq!(events[0].id(), Some(&b"ev-1"[..]));
+    let error: Value = serde_json::from_slice(&events[1].data().unwrap()).unwrap();
+    assert_eq!(error["id"], 1);
+    assert_upstream_error(&error, &upstream, "closed the connection");
+    ok();
+
+    let reply = http.post(&url, Some("s-1"), &call(2, "500", json!({})));
+    assert_eq!(reply.status, 200);
+    let error = reply.response();
+    assert_upstream_error(&error, &upstream, "answered HTTP 500 Internal Server Error");
+    assert_eq!(error["error"]["data"]["status"], 500);
+    ok();
+
+    let reply = http.post(&url, Some("s-1"), &call(3, "hang", json!({})));
+    assert_upstream_error(&reply.response(), &upstream, "did not answer within 1 s");
+    ok();
+
+    // B4: an event whose data is not JSON passes as it came; the next one is shaped.
+    let reply = http.post(&url, Some("s-1"), &call(4, "bad_utf8_sse", json!({})));
+    let events = reply.events();
+    assert_eq!(events.len(), 2);
+    assert!(reply.body.starts_with(
+        b"id: 1\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"data\":\"\xff\xfe\"}}\n\n"
+    ));
+    assert_eq!(events[1].id(), Some(&b"2"[..]));
+    assert_shaped(&serde_json::from_slice(&events[1].data().unwrap()).unwrap());
+
+    // A JSON body that is not JSON: the request is answered with an error.
+    let reply = http.post(&url, Some("s-1"), &call(5, "bad_utf8_json", json!({})));
+    assert_upstream_error(&reply.response(), &upstream, "not JSON-RPC");
+    ok();
+
+    // A batch: each of its requests is answered.
+    let batch = format!(
+        "[{},{}]",
+        call(6, "500", json!({})),
+        call(7, "500", json!({}))
+    );
+    let replies: Vec<Value> = serde_json::from_slice(&http.post(&url, None, &batch).body).unwrap();
+    assert_eq!(
+        replies.iter().map(|r| r["id"].clone()).collect::<Vec<_>>(),
+        [6, 7]
+    );
+}
+
+#[test]
+fn a5_the_gateway_refuses_a_body_over_its_limit_with_413() {
+    let (_runtime, upstream) = start_upstream();
+    let (_gateway, url) = http_support::start_gateway(&upstream, &["--max-body", "1000"]);
+    let http = Http::new();
+    let small = http.post(&url, None, &call(1, "ok", json!({"pad": "x".repeat(100)})));
+    assert_eq!(small.status, 200);
+    let big = http.post(&url, None, &call(2, "ok", json!({"pad": "x".repeat(2000)})));
+    assert_eq!(big.status, 413);
+}
+
+#[test]
+fn a5_an_unreachable_upstream_is_named_not_hung_on() {
+    let port = http_support::free_port();
+    let upstream = format!("http://127.0.0.1:{port}/mcp");
+    let (_gateway, url) = http_support::start_gateway(&upstream, &[]);
+    let reply = Http::new().post(&url, None, &call(1, "ok", json!({})));
+    assert_upstream_error(
+        &reply.response(),
+        &upstream,
+        "could not be reached: connection refused",
+    );
+    // A notification has no request to answer: 502.
+    let reply = Http::new().post(
+        &url,
+        None,
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    assert_eq!(reply.status, 502);
+}
+
+#[test]
+fn a5_proxy_url_answers_each_fault_and_keeps_serving() {
+    let (_runtime, upstream) = start_upstream();
+    // The URL's user info and query are never shown: they may hold a credential.
+    let with_secrets = upstream.replace("http://", "http://user:pw@") + "?key=s3cr3t";
+    let mut proxy = UrlProxy::start(
+        &with_secrets,
+        &[
+            "--max-bytes",
+            "2000",
+            "--timeout",
+            "1",
+            "--header",
+            "Authorization: Bearer s3cr3t",
+        ],
+    );
+    let ok = |proxy: &mut UrlProxy, id: u32| {
+        proxy.send(&call(id, "ok", json!({})));
+        assert_shaped(&proxy.until_response(id).pop().unwrap());
+    };
+    ok(&mut proxy, 90);
+    for (id, name, cause) in [
+        (1, "drop", "closed the connection"),
+        (2, "500", "answered HTTP 500"),
+        (3, "hang", "did not answer within 1 s"),
+        (5, "bad_utf8_json", "not JSON-RPC"),
+    ] {
+        proxy.send(&call(id, name, json!({})));
+        let answers = proxy.until_response(id);
+        let error = answers.last().unwrap();
+        assert!(!error.to_string().contains("s3cr3t"), "{error}");
+        assert_upstream_error(error, &upstream, cause);
+        if name == "drop" {
+            assert_eq!(answers[0]["method"], "notifications/progress");
+        }
+        ok(&mut proxy, 90 + id);
+    }
+    assert!(proxy.finish().success());
+}
+
+#[test]
+fn a5_proxy_url_with_an_unreachable_upstream_answers_and_exits() {
+    let port = http_support::free_port();
+    let upstream = format!("http://127.0.0.1:{port}/mcp");
+    let mut proxy = UrlProxy::start(&upstream, &[]);
+    proxy.send(http_support::INITIALIZE);
+    let error = proxy.until_response(0).pop().unwrap();
+    assert_upstream_error(&error, &upstream, "connection refused");
+    assert!(proxy.finish().success());
+}
+
+#[test]
+fn a5_the_gateway_passes_last_event_id_authorization_and_origin_untouched() {
+    let (_runtime, upstream) = start_upstream();
+    let (_gateway, url) = http_support::start_gateway(&upstream, &[]);
+    let reply = Http::new().send(
+        http::Method::GET,
+        &url,
+        &[
+            ("accept", "text/event-stream"),
+            ("mcp-session-id", "s-9"),
+            ("mcp-protocol-version", "2025-06-18"),
+            ("last-event-id", "ev-41"),
+            ("authorization", "Bearer s3cr3t"),
+            ("origin", "http://localhost:6274"),
+            ("connection", "keep-alive, x-hop"),
+            ("x-hop", "1"),
+        ],
+        "",
+    );
+    let events = reply.events();
+    assert_eq!(events.len(), 1, "{reply:?}");
+    // The event passes byte-identical: its id and retry lines as they came.
+    assert!(
+        events[0]
+            .raw()
+            .starts_with(b"id: after-ev-41\nretry: 1000\ndata: ")
+    );
+    let note: Value = serde_json::from_slice(&events[0].data().unwrap()).unwrap();
+    let seen = &note["params"]["data"];
+    for (name, value) in [
+        ("last-event-id", "ev-41"),
+        ("authorization", "Bearer s3cr3t"),
+        ("origin", "http://localhost:6274"),
+        ("mcp-session-id", "s-9"),
+        ("mcp-protocol-version", "2025-06-18"),
+    ] {
+        assert_eq!(seen[name], value, "{seen}");
+    }
+    // Hop-by-hop headers are this hop's own.
+    assert!(seen.get("x-hop").is_none(), "{seen}");
+    assert_ne!(seen["connection"], "keep-alive, x-hop");
+}
+
+#[test]
+fn a5_proxy_url_sends_the_session_headers_and_only_the_headers_given() {
+    let (_runtime, upstream) = start_upstream();
+    let mut proxy = UrlProxy::start(
+        &upstream,
+        &[
+            "--header",
+            "Authorization: Bearer s3cr3t",
+            "--header",
+            "X-Tenant: t1",
+        ],
+    );
+    proxy.send(http_support::INITIALIZE);
+    proxy.until_response(0);
+    proxy.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    // The GET stream the proxy opened after `initialized`: its event comes through,
+    // and the stream, ended by the server, is opened again with Last-Event-ID.
+    let first = serde_json::from_str::<Value>(&proxy.line()).unwrap();
+    assert_eq!(first["method"], "notifications/message");
+    assert!(first["params"]["data"].get("last-event-id").is_none());
+    let again = serde_json::from_str::<Value>(&proxy.line()).unwrap();
+    assert_eq!(again["params"]["data"]["last-event-id"], "after-none");
+
+    proxy.send(&call(1, "headers", json!({})));
+    let answer = proxy.until_response(1).pop().unwrap();
+    let seen: Value =
+        serde_json::from_str(answer["result"]["content"][0]["text"].as_str().unwrap()).unwrap();
+    let mut names: Vec<&str> = seen
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "accept",
+            "authorization",
+            "content-length",
+            "content-type",
+            "host",
+            "mcp-protocol-version",
+            "mcp-session-id",
+            "x-tenant"
+        ]
+    );
+    assert_eq!(seen["authorization"], "Bearer s3cr3t");
+    assert_eq!(seen["mcp-session-id"], "sess-1");
+    assert_eq!(seen["mcp-protocol-version"], "2025-06-18");
+    assert!(proxy.finish().success());
+    // The session was ended on the way out.
+    assert!(DELETES.lock().unwrap().contains(&"sess-1".to_owned()));
+}
