@@ -524,6 +524,9 @@ impl Shaper {
     /// assert!(shaper.server_message(b"garbage \xff").is_unchanged());
     /// ```
     pub fn server_message(&mut self, bytes: &[u8]) -> Forward {
+        if self.cannot_change(bytes) {
+            return Forward::Unchanged;
+        }
         let Some(elements) = batch_elements(bytes) else {
             return self.server_element(bytes);
         };
@@ -544,6 +547,19 @@ impl Shaper {
         }
         out.push(b']');
         Forward::Rewritten(out)
+    }
+
+    /// Whether a server message can be sent on without being read at all: nothing is
+    /// pending (so it answers nothing this shaper would change), no listing of its own
+    /// is under way, and it cannot be `notifications/tools/list_changed` (the one
+    /// message that changes what the shaper knows). A `\u` escape could spell that
+    /// name, so a message with one is read.
+    fn cannot_change(&self, bytes: &[u8]) -> bool {
+        self.pending.is_empty()
+            && !self.listing.in_flight()
+            && !self.listing.has_held()
+            && memchr::memmem::find(bytes, b"list_changed").is_none()
+            && memchr::memmem::find(bytes, b"\\u").is_none()
     }
 
     /// [`client_message`](Self::client_message) for a message already parsed.

@@ -1035,3 +1035,34 @@ proptest! {
         }
     }
 }
+
+/// A server message that cannot need a change is sent on unread (issue 9) — except
+/// `notifications/tools/list_changed`, which changes what the shaper knows even with
+/// nothing pending, however its name is spelt (J6, E8).
+#[test]
+fn list_changed_counts_with_nothing_pending() {
+    let unknown =
+        br#"{"jsonrpc":"2.0","id":9,"error":{"code":-32602,"message":"Unknown tool: nope"}}"#;
+    let call =
+        json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "nope"}});
+    let mut listed = shaper();
+    client(&mut listed, &call);
+    assert!(
+        !listed.server_message(unknown).is_unchanged(),
+        "E8 against the whole listing"
+    );
+    for changed in [
+        &br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#[..],
+        br#"{"jsonrpc":"2.0","method":"notifications/tools/list\u005fchanged"}"#,
+    ] {
+        let mut shaper = shaper();
+        assert!(shaper.pending().is_empty());
+        assert!(shaper.server_message(changed).is_unchanged());
+        client(&mut shaper, &call);
+        assert!(
+            shaper.server_message(unknown).is_unchanged(),
+            "{}: the listing is no longer trusted",
+            String::from_utf8_lossy(changed)
+        );
+    }
+}
