@@ -1,0 +1,101 @@
+//! The streaming server side (SPEC B1, B3, B4) on any bytes in any chunking: it never
+//! panics, nothing is left held, and what it sends — to the client and to the server —
+//! is exactly what the whole-line path sends (`Shaper::route_server_message` on each
+//! line, the line as it came when unchanged), with every line over 16 bytes scanned as
+//! it arrives, sent on early or held to its end.
+#![no_main]
+
+use backstop_core::Limit;
+use backstop_jsonrpc::Shaper;
+use backstop_jsonrpc::stream::{ServerStream, Sink};
+use libfuzzer_sys::fuzz_target;
+
+#[derive(Default)]
+struct Buffers {
+    sent: Vec<u8>,
+    held: Vec<u8>,
+    to_server: Vec<Vec<u8>>,
+}
+
+impl Sink for Buffers {
+    fn send(&mut self, bytes: &[u8]) {
+        self.sent.extend_from_slice(bytes);
+    }
+    fn hold(&mut self, bytes: &[u8]) {
+        self.held.extend_from_slice(bytes);
+    }
+    fn release(&mut self) {
+        let held = std::mem::take(&mut self.held);
+        self.sent.extend(held);
+    }
+    fn discard(&mut self) {
+        self.held.clear();
+    }
+    fn take_held(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.held)
+    }
+    fn to_server(&mut self, request: Vec<u8>) {
+        self.to_server.push(request);
+    }
+}
+
+/// A shaper with a `tools/call` (id 1), a `resources/read` (id 2) and a `ping` (id 3)
+/// pending.
+fn shaper() -> Shaper {
+    let mut shaper = Shaper::new(Limit::new(Limit::min_bytes()).unwrap());
+    for request in [
+        &br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"capture_pane"}}"#[..],
+        br#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"file:///x"}}"#,
+        br#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#,
+    ] {
+        shaper.client_message(request);
+    }
+    shaper
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&sizes, output)) = data.split_first_chunk::<2>() else {
+        return;
+    };
+    // The whole-line path, lines as the proxy's framing reads them.
+    let mut whole = shaper();
+    let mut expected = Vec::new();
+    let mut pieces: Vec<&[u8]> = output.split(|&b| b == b'\n').collect();
+    if pieces.last().is_some_and(|last| last.is_empty()) {
+        pieces.pop();
+    }
+    for line in pieces {
+        let route = whole.route_server_message(line);
+        for message in &route.to_client {
+            expected.extend_from_slice(message);
+            expected.push(b'\n');
+        }
+        if let Some(forward) = &route.forward {
+            expected.extend_from_slice(forward.bytes(line));
+            expected.push(b'\n');
+        }
+    }
+    // The streaming path, in chunks of two alternating sizes.
+    let mut streamed = shaper();
+    let mut stream = ServerStream::new(16);
+    let mut sink = Buffers::default();
+    let mut rest = output;
+    for size in sizes.iter().cycle().map(|&s| usize::from(s % 64) + 1) {
+        if rest.is_empty() {
+            break;
+        }
+        let (chunk, tail) = rest.split_at(size.min(rest.len()));
+        stream.push(&mut streamed, chunk, &mut sink);
+        rest = tail;
+    }
+    stream.finish(&mut streamed, &mut sink);
+    assert!(sink.held.is_empty(), "B1: nothing is left held");
+    assert!(sink.to_server.is_empty(), "no listing of the shaper's own here");
+    assert_eq!(
+        String::from_utf8_lossy(&sink.sent),
+        String::from_utf8_lossy(&expected),
+        "B3: the stream sends what the whole lines get"
+    );
+    assert_eq!(sink.sent, expected);
+    assert_eq!(streamed.pending().len(), whole.pending().len(), "the same requests answered");
+});
