@@ -751,6 +751,7 @@ impl<'a> StructuredCutter<'a> {
             limit: self.limit,
             source: &shell,
             joined: &joined,
+            elided: 0,
             non_text: self
                 .source
                 .content
