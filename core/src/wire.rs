@@ -475,6 +475,34 @@ mod tests {
     }
 
     #[test]
+    #[should_panic(expected = "a byte costs what its kind costs")]
+    fn a_table_whose_bytes_of_one_kind_differ_is_refused() {
+        let mut table = ESCAPED_LEN;
+        table[0xFF] = 2; // a plain byte that costs like a quote
+        let _ = KindCosts::of(&table);
+    }
+
+    #[test]
+    fn the_kind_costs_are_the_tables() {
+        let k = Weights::LITERAL.kinds;
+        let costs = (
+            k.plain,
+            k.quote_or_backslash,
+            k.short_control,
+            k.long_control,
+        );
+        assert_eq!(costs, (1, 2, 2, 6));
+        let k = Weights::LITERAL_AND_TEXT.kinds;
+        let costs = (
+            k.plain,
+            k.quote_or_backslash,
+            k.short_control,
+            k.long_control,
+        );
+        assert_eq!(costs, (2, 6, 5, 13));
+    }
+
+    #[test]
     fn a_string_longer_than_the_room_left_is_over_unread() {
         let mut meter = Meter::new(10);
         meter.add(5).unwrap();
