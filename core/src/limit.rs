@@ -44,7 +44,7 @@ use unicode_segmentation::{GraphemeCursor, GraphemeIncomplete};
 use crate::result::{Content, ToolResult};
 use crate::wire::Weights;
 use joined::Joined;
-use payload::{PayloadTail, payload_json};
+use payload::PayloadTail;
 pub use structured::{RESULT_TOO_LARGE, RESULT_TOO_LARGE_SUGGESTION, StructuredCut};
 
 /// The default cap: 1,000,000 bytes of wire size (SPEC L2).

@@ -194,6 +194,39 @@ mod tests {
     }
 
     #[test]
+    fn a_huge_result_no_cut_can_fit_its_schema_is_held_only_at_its_end() {
+        // L15 c without a text block: the error result's text is the JSON, then the
+        // suggestion; only the JSON's end is held, and the count covers all of it.
+        let cap = 10_000;
+        let result = ToolResult {
+            structured_content: Some(serde_json::json!({"state": "x".repeat(5_000_000)})),
+            ..ToolResult::default()
+        };
+        let schema = serde_json::json!({"properties": {"state": {"enum": ["x"]}}});
+        let limited = Limit::new(cap)
+            .unwrap()
+            .truncate_with_schema(&result, Some(&schema))
+            .unwrap();
+        assert!(limited.result.is_error());
+        let whole = payload_json(&result) + "\n\n" + super::super::RESULT_TOO_LARGE_SUGGESTION;
+        let text = limited.result.content[0].as_text().unwrap();
+        let (header, tail) = text.split_once('\n').unwrap();
+        let dropped = whole.len() - tail.len();
+        assert_eq!(header, format!("[... truncated {dropped} bytes ...]"));
+        assert!(
+            whole.ends_with(tail) && tail.len() > cap / 2,
+            "{} kept",
+            tail.len()
+        );
+        let report = limited.truncation.unwrap();
+        assert_eq!(
+            (report.dropped_bytes, report.original_bytes),
+            (dropped, whole.len())
+        );
+        assert!(serde_json::to_vec(&limited.result).unwrap().len() <= cap);
+    }
+
+    #[test]
     fn the_writer_keeps_between_one_and_two_times_its_keep() {
         let mut writer = TailWriter::new(10);
         let mut all = Vec::new();

@@ -741,17 +741,21 @@ impl<'a> StructuredCutter<'a> {
             .filter_map(Content::as_text)
             .collect();
         let json_text;
-        let joined = if texts.is_empty() {
-            json_text = super::payload_json(self.source);
-            Joined::new([json_text.as_str(), RESULT_TOO_LARGE_SUGGESTION])
+        let (joined, elided) = if texts.is_empty() {
+            // Only the end of the JSON that a cut can keep is held (L13).
+            let payload = super::PayloadTail::of(self.source, self.limit.max_bytes());
+            json_text = payload.tail;
+            let joined = Joined::new([json_text.as_str(), RESULT_TOO_LARGE_SUGGESTION]);
+            (joined, payload.elided)
         } else {
-            Joined::new(texts.into_iter().chain([RESULT_TOO_LARGE_SUGGESTION]))
+            let joined = Joined::new(texts.into_iter().chain([RESULT_TOO_LARGE_SUGGESTION]));
+            (joined, 0)
         };
         let cutter = Cutter {
             limit: self.limit,
             source: &shell,
             joined: &joined,
-            elided: 0,
+            elided,
             non_text: self
                 .source
                 .content
