@@ -108,6 +108,10 @@ impl KindCosts {
             short_control: table[0x0A] as usize,
             long_control: table[0x00] as usize,
         };
+        assert!(
+            costs.long_control >= costs.short_control,
+            "a long escape costs no less than a short one"
+        );
         let mut b = 0;
         while b < 256 {
             let expected = match b as u8 {
