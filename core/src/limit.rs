@@ -29,6 +29,7 @@
 
 mod escape;
 mod joined;
+mod payload;
 mod schema;
 mod serialization;
 mod structured;
@@ -43,6 +44,7 @@ use unicode_segmentation::{GraphemeCursor, GraphemeIncomplete};
 use crate::result::{Content, ToolResult};
 use crate::wire::Weights;
 use joined::Joined;
+use payload::PayloadTail;
 pub use structured::{RESULT_TOO_LARGE, RESULT_TOO_LARGE_SUGGESTION, StructuredCut};
 
 /// The default cap: 1,000,000 bytes of wire size (SPEC L2).
@@ -391,18 +393,21 @@ impl Limit {
             .filter(|c| c.as_text().is_none())
             .count();
         let json_text;
-        let joined = if text_blocks.clone().next().is_some() {
-            Joined::new(text_blocks)
+        let (joined, elided) = if text_blocks.clone().next().is_some() {
+            (Joined::new(text_blocks), 0)
         } else {
             // No text block: the result's own JSON (the members the cut replaces) is the
-            // text. This one path reads the whole result once to write that JSON.
-            json_text = payload_json(result);
-            Joined::new([json_text.as_str()])
+            // text. This one path reads the whole result once to write that JSON, and
+            // holds only the end of it that a cut can keep.
+            let payload = PayloadTail::of(result, self.max_bytes);
+            json_text = payload.tail;
+            (Joined::new([json_text.as_str()]), payload.elided)
         };
         let cutter = Cutter {
             limit: self,
             source: result,
             joined: &joined,
+            elided,
             non_text,
         };
         Some(
@@ -613,6 +618,7 @@ impl Limit {
             limit: self,
             source: result,
             joined: &joined,
+            elided: 0,
             non_text,
         };
         Ok(Some(
@@ -747,6 +753,7 @@ impl Limit {
             limit: self,
             source: result,
             joined: &joined,
+            elided: 0,
             non_text: result.content.len() - blocks,
         };
         Some(
@@ -756,21 +763,6 @@ impl Limit {
                 .unwrap_or_else(|| cutter.header_only()),
         )
     }
-}
-
-/// The JSON of the members a cut replaces, for results with no text block.
-fn payload_json(result: &ToolResult) -> String {
-    #[derive(Serialize)]
-    struct Payload<'a> {
-        content: &'a [Content],
-        #[serde(rename = "structuredContent", skip_serializing_if = "Option::is_none")]
-        structured_content: Option<&'a Value>,
-    }
-    let payload = Payload {
-        content: &result.content,
-        structured_content: result.structured_content.as_ref(),
-    };
-    serde_json::to_string(&payload).unwrap_or_default()
 }
 
 /// The header line of a cut (L3).
@@ -795,7 +787,9 @@ fn digits(n: usize) -> usize {
 struct Cutter<'a> {
     limit: &'a Limit,
     source: &'a ToolResult,
+    /// The end of the text to cut; `elided` bytes before it were not kept.
     joined: &'a Joined<'a>,
+    elided: usize,
     non_text: usize,
 }
 
@@ -803,7 +797,7 @@ impl<'a> Cutter<'a> {
     fn report(&self, dropped: usize, meta: MetaKept) -> Truncation {
         Truncation {
             dropped_bytes: dropped,
-            original_bytes: self.joined.len(),
+            original_bytes: self.elided + self.joined.len(),
             dropped_blocks: self.non_text,
             meta,
             structured: Vec::new(),
@@ -838,12 +832,18 @@ impl<'a> Cutter<'a> {
         let skeleton = result.wire_size_upto(cap)?;
         // size(p) = skeleton + 2 × (digits(p) − 1) + escaped length of the tail from p:
         // the count appears twice, in the header and in the report.
-        let size = |p: usize, escaped_tail: usize| skeleton + 2 * (digits(p) - 1) + escaped_tail;
+        let elided = self.elided;
+        let size =
+            |p: usize, escaped_tail: usize| skeleton + 2 * (digits(elided + p) - 1) + escaped_tail;
         let cut = self.find_cut(cap - skeleton, |p, e| size(p, e) <= cap)?;
-        let start = cut.start;
+        let start = elided + cut.start;
 
-        let mut text = header(start) + "\n";
-        text.push_str(cut.tail());
+        let header = header(start);
+        let tail = cut.tail();
+        let mut text = String::with_capacity(header.len() + 1 + tail.len());
+        text.push_str(&header);
+        text.push('\n');
+        text.push_str(tail);
         result.content = vec![Content::text(text)];
         if let Some(meta) = result.meta.as_mut() {
             meta.insert(TRUNCATION_META_KEY.into(), report(start)?);
@@ -860,7 +860,7 @@ impl<'a> Cutter<'a> {
 
     /// The header line alone, with `isError` (L6's last resort; always fits a valid cap).
     fn header_only(&self) -> Limited {
-        let dropped = self.joined.len();
+        let dropped = self.elided + self.joined.len();
         Limited {
             result: header_only(dropped, self.source.is_error),
             truncation: Some(self.report(dropped, MetaKept::Nothing)),

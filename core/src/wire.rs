@@ -7,6 +7,8 @@
 //! that number and stops as soon as the count passes a limit, so learning that a
 //! 100 MB value is over a 1 MB cap reads about 1 MB of it (SPEC L13).
 
+mod classes;
+
 use serde_json::{Map, Value};
 
 /// The number of bytes each byte of a string occupies inside a JSON string literal.
@@ -47,9 +49,16 @@ pub fn escaped_len(text: &str) -> usize {
 /// string inside `structuredContent` whose serialization is also sent as a text block
 /// is written twice: once escaped in the value, and once escaped *again* inside the
 /// text block's string ([`Weights::LITERAL_AND_TEXT`]: `"` costs 2 + 4, `\n` 2 + 3).
+///
+/// The cost of a byte depends only on its escape kind (see [`classes`]): as it is, `"`
+/// or `\\`, a short control escape, a long one. Strings are weighed by counting their
+/// bytes of each kind, many bytes at a time; the table is the definition, and says
+/// what a single byte costs.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Weights {
     bytes: &'static [u8; 256],
+    /// What the table says a byte of each kind costs.
+    kinds: KindCosts,
     /// The cost of one byte of JSON punctuation (`{`, `,`, a digit, …).
     pub(crate) punctuation: usize,
     /// The cost of a string literal's two quotes (in the text, each is `\"`).
@@ -76,10 +85,60 @@ const LITERAL_AND_TEXT_LEN: [u8; 256] = {
     table
 };
 
+/// The cost of a byte of each escape kind under one table.
+#[derive(Debug, Clone, Copy)]
+struct KindCosts {
+    /// A byte written as it is (also the least any byte costs).
+    plain: usize,
+    /// `"` or `\\`.
+    quote_or_backslash: usize,
+    /// `\b`, `\t`, `\n`, `\f`, `\r`.
+    short_control: usize,
+    /// Any other control character.
+    long_control: usize,
+}
+
+impl KindCosts {
+    /// The costs of `table`, which must give every byte of a kind the same cost (checked
+    /// when the constant is built: a table that does not fails to compile).
+    const fn of(table: &[u8; 256]) -> Self {
+        let costs = KindCosts {
+            plain: table[b'a' as usize] as usize,
+            quote_or_backslash: table[b'"' as usize] as usize,
+            short_control: table[0x0A] as usize,
+            long_control: table[0x00] as usize,
+        };
+        assert!(
+            costs.long_control >= costs.short_control,
+            "a long escape costs no less than a short one"
+        );
+        let mut b = 0;
+        while b < 256 {
+            let expected = match b as u8 {
+                b'"' | b'\\' => costs.quote_or_backslash,
+                0x08 | 0x09 | 0x0A | 0x0C | 0x0D => costs.short_control,
+                0x00..=0x1F => costs.long_control,
+                _ => costs.plain,
+            };
+            assert!(
+                table[b] as usize == expected,
+                "a byte costs what its kind costs"
+            );
+            assert!(
+                expected >= costs.plain,
+                "no byte costs less than a plain one"
+            );
+            b += 1;
+        }
+        costs
+    }
+}
+
 impl Weights {
     /// Written once, inside a JSON string literal.
     pub(crate) const LITERAL: Weights = Weights {
         bytes: &ESCAPED_LEN,
+        kinds: KindCosts::of(&ESCAPED_LEN),
         punctuation: 1,
         quotes: 2,
     };
@@ -87,6 +146,7 @@ impl Weights {
     /// Written in a JSON value and again in the JSON text of that value, as a string.
     pub(crate) const LITERAL_AND_TEXT: Weights = Weights {
         bytes: &LITERAL_AND_TEXT_LEN,
+        kinds: KindCosts::of(&LITERAL_AND_TEXT_LEN),
         punctuation: 2,
         quotes: 6,
     };
@@ -96,15 +156,30 @@ impl Weights {
         usize::from(self.bytes[usize::from(byte)])
     }
 
-    /// The cost of a string's contents, quotes excluded.
+    /// The cost of a string's contents, quotes excluded: the same as the sum of
+    /// [`of_byte`](Self::of_byte) over `bytes`, counted by escape kind.
     pub(crate) fn of_bytes(self, bytes: &[u8]) -> usize {
-        bytes.iter().map(|&b| self.of_byte(b)).sum()
+        let counts = classes::count(bytes);
+        let k = self.kinds;
+        bytes.len() * k.plain
+            + counts.quote_or_backslash * (k.quote_or_backslash - k.plain)
+            + counts.control * (k.short_control - k.plain)
+            + counts.long_control * (k.long_control - k.short_control)
     }
 
-    /// The cost of a string with its quotes, or `None` once it passes `limit` (read in
-    /// chunks, so at most one chunk past the limit is read).
+    /// The least `n` bytes of a string can cost.
+    fn at_least(self, n: usize) -> usize {
+        n.saturating_mul(self.kinds.plain)
+    }
+
+    /// The cost of a string with its quotes, or `None` once it passes `limit`: not read
+    /// at all when its length alone says so, else read in chunks, so at most one chunk
+    /// past the limit is read.
     pub(crate) fn string_upto(self, text: &str, limit: usize) -> Option<usize> {
         let mut used = self.quotes;
+        if used.saturating_add(self.at_least(text.len())) > limit {
+            return None;
+        }
         for chunk in text.as_bytes().chunks(CHUNK) {
             used += self.of_bytes(chunk);
             if used > limit {
@@ -200,7 +275,8 @@ impl Meter {
         }
     }
 
-    /// Count a string literal, stopping within one chunk of passing the limit.
+    /// Count a string literal, stopping within one chunk of passing the limit (at once,
+    /// unread, when its length alone passes it).
     ///
     /// ```
     /// let mut meter = backstop_core::wire::Meter::new(100);
@@ -220,6 +296,10 @@ impl Meter {
     /// assert_eq!(meter.used(), 6);
     /// ```
     pub fn escaped(&mut self, text: &str) -> Result<(), OverLimit> {
+        // Every byte costs at least one: a string longer than the room left is over.
+        if text.len() > self.limit.saturating_sub(self.used) {
+            return self.add(text.len());
+        }
         for chunk in text.as_bytes().chunks(CHUNK) {
             self.add(Weights::LITERAL.of_bytes(chunk))?;
         }
@@ -342,6 +422,103 @@ mod tests {
                 prop_assert_eq!(value_size_upto(&value, written - 1), None);
             }
         }
+    }
+
+    /// Bytes of every escape kind, with runs long enough to cross the counters' sums.
+    fn bytes() -> impl Strategy<Value = Vec<u8>> {
+        let byte = prop_oneof![
+            any::<u8>(),
+            prop::sample::select(
+                &b"\"\\\x00\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x1b\x1f\x20\x7f\x80\xff"[..]
+            ),
+        ];
+        let run = (byte, prop_oneof![1usize..20, 4000usize..9000]);
+        prop::collection::vec(run, 0..12).prop_map(|runs| {
+            runs.into_iter()
+                .flat_map(|(b, n)| std::iter::repeat_n(b, n))
+                .collect()
+        })
+    }
+
+    /// The definition: the table, one byte at a time.
+    fn by_byte(weights: Weights, bytes: &[u8]) -> usize {
+        bytes.iter().map(|&b| weights.of_byte(b)).sum()
+    }
+
+    proptest! {
+        #[test]
+        fn weighing_by_kind_is_weighing_byte_by_byte(
+            bytes in bytes(),
+            noise in prop::collection::vec(any::<u8>(), 0..100),
+            skip in 0usize..17,
+        ) {
+            let mut bytes = bytes;
+            bytes.extend(noise);
+            let bytes = &bytes[skip.min(bytes.len())..];
+            for weights in [Weights::LITERAL, Weights::LITERAL_AND_TEXT] {
+                prop_assert_eq!(weights.of_bytes(bytes), by_byte(weights, bytes));
+            }
+        }
+
+        #[test]
+        fn strings_are_weighed_and_limited_as_defined(text in ".*", runs in bytes()) {
+            let text = text + &String::from_utf8_lossy(&runs);
+            let json = serde_json::to_vec(&text).unwrap().len();
+            prop_assert_eq!(escaped_len(&text) + 2, json);
+            for weights in [Weights::LITERAL, Weights::LITERAL_AND_TEXT] {
+                let exact = weights.quotes + by_byte(weights, text.as_bytes());
+                prop_assert_eq!(weights.string_upto(&text, exact), Some(exact));
+                prop_assert_eq!(weights.string_upto(&text, usize::MAX), Some(exact));
+                prop_assert_eq!(weights.string_upto(&text, exact - 1), None);
+            }
+            let mut meter = Meter::new(json);
+            prop_assert!(meter.str(&text).is_ok());
+            prop_assert_eq!(meter.used(), json);
+            prop_assert!(Meter::new(json - 1).str(&text).is_err());
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "a byte costs what its kind costs")]
+    fn a_table_whose_bytes_of_one_kind_differ_is_refused() {
+        let mut table = ESCAPED_LEN;
+        table[0xFF] = 2; // a plain byte that costs like a quote
+        let _ = KindCosts::of(&table);
+    }
+
+    #[test]
+    fn the_kind_costs_are_the_tables() {
+        let k = Weights::LITERAL.kinds;
+        let costs = (
+            k.plain,
+            k.quote_or_backslash,
+            k.short_control,
+            k.long_control,
+        );
+        assert_eq!(costs, (1, 2, 2, 6));
+        let k = Weights::LITERAL_AND_TEXT.kinds;
+        let costs = (
+            k.plain,
+            k.quote_or_backslash,
+            k.short_control,
+            k.long_control,
+        );
+        assert_eq!(costs, (2, 6, 5, 13));
+    }
+
+    #[test]
+    fn a_string_longer_than_the_room_left_is_over_unread() {
+        let mut meter = Meter::new(10);
+        meter.add(5).unwrap();
+        assert!(meter.escaped("abcde").is_ok());
+        assert!(Meter::new(10).escaped(&"a".repeat(11)).is_err());
+        assert_eq!(Weights::LITERAL.string_upto("abcdefgh", 10), Some(10));
+        assert_eq!(Weights::LITERAL.string_upto("abcdefghi", 10), None);
+        assert_eq!(
+            Weights::LITERAL_AND_TEXT.string_upto("abcdefgh", 22),
+            Some(22)
+        );
+        assert_eq!(Weights::LITERAL_AND_TEXT.string_upto("abcdefgh", 21), None);
     }
 
     #[test]

@@ -770,16 +770,22 @@ impl<'a> StructuredCutter<'a> {
             .filter_map(|(i, c)| Some((self.text_head(i), c.as_text()?)))
             .collect();
         let json_text;
-        let joined = if texts.is_empty() {
-            json_text = super::payload_json(self.source);
-            Joined::new([json_text.as_str(), RESULT_TOO_LARGE_SUGGESTION])
+        let (joined, elided) = if texts.is_empty() {
+            // Only the end of the JSON that a cut can keep is held (L13).
+            let payload = super::PayloadTail::of(self.source, self.limit.max_bytes());
+            json_text = payload.tail;
+            let joined = Joined::new([json_text.as_str(), RESULT_TOO_LARGE_SUGGESTION]);
+            (joined, payload.elided)
         } else {
-            Joined::held_in_part(texts.into_iter().chain([(0, RESULT_TOO_LARGE_SUGGESTION)]))
+            let joined =
+                Joined::held_in_part(texts.into_iter().chain([(0, RESULT_TOO_LARGE_SUGGESTION)]));
+            (joined, 0)
         };
         let cutter = Cutter {
             limit: self.limit,
             source: &shell,
             joined: &joined,
+            elided,
             non_text: self
                 .source
                 .content
