@@ -7,37 +7,9 @@
 
 use backstop_core::Limit;
 use backstop_jsonrpc::Shaper;
-use backstop_jsonrpc::stream::{ServerStream, Sink};
+use backstop_jsonrpc::stream::{MemorySink, ServerStream};
 use libfuzzer_sys::fuzz_target;
 
-#[derive(Default)]
-struct Buffers {
-    sent: Vec<u8>,
-    held: Vec<u8>,
-    to_server: Vec<Vec<u8>>,
-}
-
-impl Sink for Buffers {
-    fn send(&mut self, bytes: &[u8]) {
-        self.sent.extend_from_slice(bytes);
-    }
-    fn hold(&mut self, bytes: &[u8]) {
-        self.held.extend_from_slice(bytes);
-    }
-    fn release(&mut self) {
-        let held = std::mem::take(&mut self.held);
-        self.sent.extend(held);
-    }
-    fn discard(&mut self) {
-        self.held.clear();
-    }
-    fn take_held(&mut self) -> Vec<u8> {
-        std::mem::take(&mut self.held)
-    }
-    fn to_server(&mut self, request: Vec<u8>) {
-        self.to_server.push(request);
-    }
-}
 
 /// A shaper with a `tools/call` (id 1), a `resources/read` (id 2) and a `ping` (id 3)
 /// pending.
@@ -78,7 +50,7 @@ fuzz_target!(|data: &[u8]| {
     // The streaming path, in chunks of two alternating sizes.
     let mut streamed = shaper();
     let mut stream = ServerStream::new(16);
-    let mut sink = Buffers::default();
+    let mut sink = MemorySink::default();
     let mut rest = output;
     for size in sizes.iter().cycle().map(|&s| usize::from(s % 64) + 1) {
         if rest.is_empty() {

@@ -225,6 +225,16 @@ impl PendingRequests {
             .collect()
     }
 
+    /// The pending requests, in no particular order.
+    ///
+    /// ```
+    /// use backstop_jsonrpc::pending::PendingRequests;
+    /// assert_eq!(PendingRequests::default().iter().count(), 0);
+    /// ```
+    pub fn iter(&self) -> impl Iterator<Item = &PendingRequest> {
+        self.by_id.values().map(|(_, request)| request)
+    }
+
     /// How many requests are pending.
     ///
     /// ```

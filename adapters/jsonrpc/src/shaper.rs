@@ -635,6 +635,7 @@ impl Shaper {
     /// assert!(!shaper.passes_early(Some(b"1"), None, false), "a resources/read error may be mapped (J4)");
     /// assert!(shaper.passes_early(Some(b"1"), None, true), "its result needs nothing");
     /// assert!(shaper.passes_early(Some(b"9"), None, false), "no such request");
+    /// assert!(!shaper.passes_early(None, None, true), "a result, its id not known yet");
     /// ```
     pub fn passes_early(&mut self, id: Option<&[u8]>, method: Option<&[u8]>, result: bool) -> bool {
         if self.listing.in_flight() || self.listing.has_held() {
@@ -648,6 +649,19 @@ impl Shaper {
                 self.listing.tools_changed();
             }
             return true;
+        }
+        if id.is_none() && result {
+            // A result whose id comes later: it needs nothing if no pending request's
+            // result could (J5: a tools/call's; a listing's or a handshake's is read).
+            return !self.pending.iter().any(|request| {
+                !request.cancelled
+                    && matches!(
+                        request.kind,
+                        RequestKind::ToolsCall { .. }
+                            | RequestKind::ToolsList { .. }
+                            | RequestKind::Initialize
+                    )
+            });
         }
         let Some(id) = id
             .and_then(|raw| serde_json::from_slice::<&RawValue>(raw).ok())

@@ -18,23 +18,12 @@
 //! [`Shaper::route_server_message`] gives for each whole line.
 //!
 //! ```
-//! use backstop_jsonrpc::stream::{ServerStream, Sink};
+//! use backstop_jsonrpc::stream::{MemorySink, ServerStream};
 //! use backstop_jsonrpc::Shaper;
-//!
-//! #[derive(Default)]
-//! struct Buffers { sent: Vec<u8>, held: Vec<u8> }
-//! impl Sink for Buffers {
-//!     fn send(&mut self, bytes: &[u8]) { self.sent.extend_from_slice(bytes) }
-//!     fn hold(&mut self, bytes: &[u8]) { self.held.extend_from_slice(bytes) }
-//!     fn release(&mut self) { let held = std::mem::take(&mut self.held); self.sent.extend(held) }
-//!     fn discard(&mut self) { self.held.clear() }
-//!     fn take_held(&mut self) -> Vec<u8> { std::mem::take(&mut self.held) }
-//!     fn to_server(&mut self, _request: Vec<u8>) {}
-//! }
 //!
 //! let mut shaper = Shaper::default();
 //! let mut stream = ServerStream::default();
-//! let mut out = Buffers::default();
+//! let mut out = MemorySink::default();
 //! for chunk in [&b"{\"jsonrpc\":\"2.0\",\"meth"[..], b"od\":\"ping\"}\n{\"jsonrpc\""] {
 //!     stream.push(&mut shaper, chunk, &mut out);
 //! }
@@ -70,6 +59,52 @@ pub trait Sink {
     fn to_server(&mut self, request: Vec<u8>);
 }
 
+/// A [`Sink`] that keeps everything in memory: for tests, and for a transport that
+/// hands on whole buffers.
+///
+/// ```
+/// use backstop_jsonrpc::stream::{MemorySink, Sink};
+/// let mut sink = MemorySink::default();
+/// sink.hold(b"held ");
+/// sink.send(b"sent ");
+/// sink.release();
+/// assert_eq!(sink.sent, b"sent held ");
+/// ```
+#[derive(Debug, Default)]
+pub struct MemorySink {
+    /// What was sent, in order.
+    pub sent: Vec<u8>,
+    /// What is held now.
+    pub held: Vec<u8>,
+    /// The shaper's own requests for the server.
+    pub to_server: Vec<Vec<u8>>,
+    /// How many lines were read whole from what was held.
+    pub read_whole: usize,
+}
+
+impl Sink for MemorySink {
+    fn send(&mut self, bytes: &[u8]) {
+        self.sent.extend_from_slice(bytes);
+    }
+    fn hold(&mut self, bytes: &[u8]) {
+        self.held.extend_from_slice(bytes);
+    }
+    fn release(&mut self) {
+        let held = std::mem::take(&mut self.held);
+        self.sent.extend(held);
+    }
+    fn discard(&mut self) {
+        self.held.clear();
+    }
+    fn take_held(&mut self) -> Vec<u8> {
+        self.read_whole += 1;
+        std::mem::take(&mut self.held)
+    }
+    fn to_server(&mut self, request: Vec<u8>) {
+        self.to_server.push(request);
+    }
+}
+
 /// The server's byte stream, shaped line by line as it arrives (see the
 /// [module docs](self)).
 ///
@@ -88,8 +123,9 @@ pub struct ServerStream {
 enum State {
     /// Collecting a line to shape whole.
     Line,
-    /// Sending the rest of a line as it comes.
-    Passing,
+    /// Sending the rest of a line as it comes; still scanning it when its `id`, which
+    /// comes later, is to be known (the request it answers is then no longer pending).
+    Passing(Option<Box<Scan>>),
     /// Scanning a long line, its bytes held.
     Scanning {
         scan: Box<Scan>,
@@ -150,11 +186,13 @@ impl ServerStream {
                     };
                     self.scanning(shaper, part, ends, sink);
                 }
-                State::Passing => {
+                State::Passing(ref mut scan) => {
                     sink.send(part);
+                    if let Some(scan) = scan {
+                        scan.push(part);
+                    }
                     if ends {
-                        sink.send(b"\n");
-                        self.state = State::Line;
+                        self.end_passing(shaper, sink);
                     }
                 }
                 State::Scanning { .. } => self.scanning(shaper, part, ends, sink),
@@ -168,11 +206,20 @@ impl ServerStream {
         match self.state {
             State::Line if self.line.is_empty() => {}
             State::Line => self.whole_line(shaper, sink),
-            State::Passing => {
-                sink.send(b"\n");
-                self.state = State::Line;
-            }
+            State::Passing(_) => self.end_passing(shaper, sink),
             State::Scanning { .. } => self.scanning(shaper, b"", true, sink),
+        }
+    }
+
+    /// The end of a line sent on as it came: its line break, and — if it was still
+    /// scanned for its `id` — the request it answers is no longer pending.
+    fn end_passing(&mut self, shaper: &mut Shaper, sink: &mut impl Sink) {
+        sink.send(b"\n");
+        if let State::Passing(Some(scan)) = std::mem::replace(&mut self.state, State::Line) {
+            let scanned = scan.finish();
+            if !scanned.invalid {
+                shaper.passes_early(scanned.id.as_deref(), None, true);
+            }
         }
     }
 
@@ -198,14 +245,17 @@ impl ServerStream {
         );
         if scan.is_invalid() || known != *asked {
             *asked = known;
-            if scan.is_invalid()
-                || shaper.passes_early(scan.top_id(), scan.top_method(), scan.top_result())
-            {
+            let invalid = scan.is_invalid();
+            if invalid || shaper.passes_early(scan.top_id(), scan.top_method(), scan.top_result()) {
                 sink.release();
-                self.state = State::Passing;
+                let scan_on = !invalid && known == (false, false, true);
+                let State::Scanning { scan, .. } = std::mem::replace(&mut self.state, State::Line)
+                else {
+                    return;
+                };
+                self.state = State::Passing(scan_on.then_some(scan));
                 if ends {
-                    sink.send(b"\n");
-                    self.state = State::Line;
+                    self.end_passing(shaper, sink);
                 }
                 return;
             }

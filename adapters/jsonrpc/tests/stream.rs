@@ -5,42 +5,9 @@
 use backstop_core::Limit;
 use backstop_jsonrpc::Shaper;
 use backstop_jsonrpc::scan::Scan;
-use backstop_jsonrpc::stream::{ServerStream, Sink};
+use backstop_jsonrpc::stream::{MemorySink, ServerStream};
 use proptest::prelude::*;
 use serde_json::{Value, json};
-
-/// A sink that keeps everything in memory, noting the most it held at once.
-#[derive(Default)]
-struct Buffers {
-    sent: Vec<u8>,
-    held: Vec<u8>,
-    to_server: Vec<Vec<u8>>,
-    /// How many times a line was read whole from what was held.
-    read_whole: usize,
-}
-
-impl Sink for Buffers {
-    fn send(&mut self, bytes: &[u8]) {
-        self.sent.extend_from_slice(bytes);
-    }
-    fn hold(&mut self, bytes: &[u8]) {
-        self.held.extend_from_slice(bytes);
-    }
-    fn release(&mut self) {
-        let held = std::mem::take(&mut self.held);
-        self.sent.extend(held);
-    }
-    fn discard(&mut self) {
-        self.held.clear();
-    }
-    fn take_held(&mut self) -> Vec<u8> {
-        self.read_whole += 1;
-        std::mem::take(&mut self.held)
-    }
-    fn to_server(&mut self, request: Vec<u8>) {
-        self.to_server.push(request);
-    }
-}
 
 /// A shaper at `cap` with a pending `tools/call` of `tool` under id 1, and a pending
 /// `resources/read` under id 2.
@@ -84,9 +51,18 @@ fn streamed_reads(
     whole_line: usize,
     chunks: &[usize],
 ) -> (Vec<u8>, usize) {
-    let mut shaper = shaper(cap);
+    streamed_by(shaper(cap), line, whole_line, chunks)
+}
+
+/// [`streamed_reads`] through `shaper`.
+fn streamed_by(
+    mut shaper: Shaper,
+    line: &[u8],
+    whole_line: usize,
+    chunks: &[usize],
+) -> (Vec<u8>, usize) {
     let mut stream = ServerStream::new(whole_line);
-    let mut sink = Buffers::default();
+    let mut sink = MemorySink::default();
     let mut rest = line;
     for &size in chunks.iter().cycle() {
         if rest.is_empty() {
@@ -192,7 +168,7 @@ fn unchanged_lines_stream_through() {
     );
     let mut shaper = shaper(10_000);
     let mut stream = ServerStream::new(64 << 10);
-    let mut sink = Buffers::default();
+    let mut sink = MemorySink::default();
     let (first, second) = line.as_bytes().split_at(line.len() / 2);
     stream.push(&mut shaper, first, &mut sink);
     assert_eq!(sink.sent, first, "sent on before its end");
@@ -208,7 +184,27 @@ fn unchanged_lines_stream_through() {
             .is_none()
     );
 
-    // id last: held until the end, then sent as it came.
+    // id last, and no tools/call pending: sent on from its `result`; the id, read as
+    // it passes, ends the request.
+    let line_id_last = format!(
+        r#"{{"result":{{"contents":[{{"uri":"file:///big","text":"{big}"}}]}},"jsonrpc":"2.0","id":2}}"#
+    );
+    let mut shaper = Shaper::new(Limit::new(10_000).unwrap());
+    shaper.client_message(
+        br#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"file:///big"}}"#,
+    );
+    let mut stream = ServerStream::new(64 << 10);
+    let mut sink = MemorySink::default();
+    let (first, second) = line_id_last.as_bytes().split_at(line_id_last.len() / 2);
+    stream.push(&mut shaper, first, &mut sink);
+    assert_eq!(sink.sent, first, "sent on before its end");
+    assert_eq!(shaper.pending().len(), 1);
+    stream.push(&mut shaper, second, &mut sink);
+    stream.push(&mut shaper, b"\n", &mut sink);
+    assert_eq!(sink.sent, [line_id_last.as_bytes(), b"\n"].concat());
+    assert!(shaper.pending().is_empty(), "the request is answered");
+
+    // id last with a tools/call pending: held until the end, then sent as it came.
     let line = format!(
         r#"{{"result":{{"contents":[{{"uri":"file:///big","text":"{big}"}}]}},"jsonrpc":"2.0","id":2}}"#
     );
@@ -409,24 +405,12 @@ proptest! {
             [forward.bytes(line.as_bytes()), b"\n"].concat()
         };
         prop_assert!(expected.len() < cap + 200, "the reference cut it");
-        let mut shaper = shaper_with_schema(cap);
-        let mut stream = ServerStream::new(64 << 10);
-        let mut sink = Buffers::default();
-        let mut rest = line.as_bytes();
-        for &size in chunks.iter().cycle() {
-            if rest.is_empty() {
-                break;
-            }
-            let (chunk, tail) = rest.split_at(size.clamp(1, rest.len()));
-            stream.push(&mut shaper, chunk, &mut sink);
-            rest = tail;
-        }
-        stream.push(&mut shaper, b"\n", &mut sink);
-        prop_assert!(sink.held.is_empty());
-        prop_assert_eq!(String::from_utf8_lossy(&sink.sent), String::from_utf8_lossy(&expected));
+        let (sent, read_whole) =
+            streamed_by(shaper_with_schema(cap), line.as_bytes(), 64 << 10, &chunks);
+        prop_assert_eq!(String::from_utf8_lossy(&sent), String::from_utf8_lossy(&expected));
         // A text that may be the value's JSON (it is, or it starts with whitespace) is
         // read whole; the text of a `str` is not.
         let may_be_json = serialized || big.starts_with(|c: char| c.is_ascii_whitespace());
-        prop_assert_eq!(sink.read_whole, usize::from(may_be_json));
+        prop_assert_eq!(read_whole, usize::from(may_be_json));
     }
 }
