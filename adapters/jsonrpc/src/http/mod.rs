@@ -102,18 +102,7 @@ fn log_failure(record: &LogRecord) {
 /// assert_eq!(ids, [r#""a""#]);
 /// ```
 pub fn request_ids(body: &[u8]) -> Vec<String> {
-    let id = |element: &[u8]| {
-        Envelope::parse(element)
-            .filter(|envelope| envelope.method.is_some())
-            .and_then(|envelope| envelope.id.map(|id| id.get().to_owned()))
-    };
-    match batch_elements(body) {
-        Some(elements) => elements
-            .iter()
-            .filter_map(|element| id(element.get().as_bytes()))
-            .collect(),
-        None => id(body).into_iter().collect(),
-    }
+    ids_of(body, |envelope| envelope.method.is_some())
 }
 
 /// The raw JSON ids of the responses in a server message or batch.
@@ -123,9 +112,14 @@ pub fn request_ids(body: &[u8]) -> Vec<String> {
 /// assert_eq!(ids, ["7"]);
 /// ```
 pub fn response_ids(body: &[u8]) -> Vec<String> {
+    ids_of(body, |envelope| envelope.is_response())
+}
+
+/// The raw JSON ids of the messages in a message or batch that `keep` keeps.
+fn ids_of(body: &[u8], keep: impl Fn(&Envelope<'_>) -> bool) -> Vec<String> {
     let id = |element: &[u8]| {
         Envelope::parse(element)
-            .filter(Envelope::is_response)
+            .filter(|envelope| keep(envelope))
             .and_then(|envelope| envelope.id.map(|id| id.get().to_owned()))
     };
     match batch_elements(body) {

@@ -299,7 +299,22 @@ def _protocol_error(error: dict[str, Any]) -> Exception:
     return _ProtocolError(error["code"], error["message"], error.get("data"))
 
 
-class ToolErrorResultMiddleware(Middleware):
+class _ListingMiddleware(Middleware):
+    """A middleware that learns the tools from every ``tools/list`` it sees."""
+
+    _catalog: _ToolCatalog
+
+    async def on_list_tools(
+        self,
+        context: MiddlewareContext[Any],
+        call_next: CallNext[Any, Sequence[Any]],
+    ) -> Sequence[Any]:
+        tools = await call_next(context)
+        self._catalog.learn(tools)
+        return tools
+
+
+class ToolErrorResultMiddleware(_ListingMiddleware):
     """Tool-call failures become ``isError`` results (E1–E9, V1–V6); other requests'
     errors become JSON-RPC errors mapped by family (P1, P2) when ``transform_errors``.
 
@@ -327,15 +342,6 @@ class ToolErrorResultMiddleware(Middleware):
     def error_counts(self) -> dict[str, int]:
         """Converted failures per ``<error_type>:<method>`` (G3)."""
         return self._core.error_counts
-
-    async def on_list_tools(
-        self,
-        context: MiddlewareContext[Any],
-        call_next: CallNext[Any, Sequence[Any]],
-    ) -> Sequence[Any]:
-        tools = await call_next(context)
-        self._catalog.learn(tools)
-        return tools
 
     async def on_call_tool(
         self,
@@ -390,7 +396,7 @@ class ToolErrorResultMiddleware(Middleware):
         return _tool_result(result)
 
 
-class TailPreservingResponseLimitingMiddleware(Middleware):
+class TailPreservingResponseLimitingMiddleware(_ListingMiddleware):
     """Oversized tool results are cut from the head under a hard byte cap (L1–L15).
 
     ``max_size`` is the cap in wire bytes (the result's compact JSON; L4), ``tools``
@@ -420,15 +426,6 @@ class TailPreservingResponseLimitingMiddleware(Middleware):
         self.tools = set(tools) if tools is not None else None
         self.truncations = 0
         self._catalog = _ToolCatalog()
-
-    async def on_list_tools(
-        self,
-        context: MiddlewareContext[Any],
-        call_next: CallNext[Any, Sequence[Any]],
-    ) -> Sequence[Any]:
-        tools = await call_next(context)
-        self._catalog.learn(tools)
-        return tools
 
     async def on_call_tool(
         self,
