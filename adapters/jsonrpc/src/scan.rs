@@ -750,7 +750,7 @@ impl Scan {
         if raw.is_empty() {
             return;
         }
-        if string.decoded_before_first() {
+        if string.first_unseen() {
             string.first = first_decoded(raw);
         }
         if string.dropped {
@@ -848,7 +848,7 @@ impl Scan {
 
 impl Str {
     /// Whether no content byte has been seen yet.
-    fn decoded_before_first(&self) -> bool {
+    fn first_unseen(&self) -> bool {
         self.first == 0
     }
 }

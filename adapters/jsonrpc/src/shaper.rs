@@ -772,7 +772,7 @@ impl Shaper {
         LongMessage::Route(Route::forward(self.forward_shaped(id_json, shaped)))
     }
 
-    /// Record one client message; for a `tools/call`, its `params._meta`.    /// Record one client message; for a `tools/call`, its `params._meta`.
+    /// Record one client message; for a `tools/call`, its `params._meta`.
     fn client_element(&mut self, bytes: &[u8]) -> Option<Option<Map<String, Value>>> {
         let envelope = Envelope::parse(bytes)?;
         // `None`: a response to a server's request, or not a message.
