@@ -151,14 +151,7 @@ impl Proxy {
 
     /// The proxy's peak resident memory so far (VmHWM), in bytes.
     fn peak_rss(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
-            .expect("/proc/<pid>/status");
-        status
-            .lines()
-            .find_map(|line| line.strip_prefix("VmHWM:"))
-            .and_then(|kb| kb.split_whitespace().next()?.parse::<u64>().ok())
-            .expect("VmHWM in kB")
-            * 1024
+        support::peak_rss(self.child.id())
     }
 
     /// Close the proxy's stdin and see it exit 0.

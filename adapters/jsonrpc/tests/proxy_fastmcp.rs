@@ -322,12 +322,7 @@ fn fastmcp_a_100_mb_str_result_is_cut_in_bounded_memory() {
         "params": {"name": "big", "arguments": {"lines": lines}}}),
         true,
     );
-    let status = std::fs::read_to_string(format!("/proc/{}/status", child.id())).unwrap();
-    let peak: u64 = status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|kb| kb.split_whitespace().next()?.parse().ok())
-        .expect("VmHWM");
+    let peak_mib = support::peak_rss(child.id()) >> 20;
     let _ = child.kill();
     let _ = child.wait();
     let response = parse(&answer);
@@ -351,7 +346,6 @@ fn fastmcp_a_100_mb_str_result_is_cut_in_bounded_memory() {
         cuts[0]["dropped_bytes"].as_u64().unwrap() as usize + kept.len(),
         whole
     );
-    let peak_mib = peak / 1024;
     println!(
         "B3 fastmcp: a {} MB answer at a 1 MB cap, proxy peak RSS {peak_mib} MiB",
         2 * whole / 1_000_000

@@ -156,14 +156,20 @@ impl Proxy {
 
     /// The proxy's peak resident memory so far (VmHWM), in bytes.
     pub fn peak_rss(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
-        let line = status
-            .lines()
-            .find(|l| l.starts_with("VmHWM:"))
-            .expect("VmHWM");
-        let kb: u64 = line.split_whitespace().nth(1).unwrap().parse().expect("kB");
-        kb * 1024
+        peak_rss(self.child.id())
     }
+}
+
+/// The peak resident memory so far (VmHWM) of process `pid`, in bytes.
+#[allow(dead_code)] // not every test binary that includes this module measures memory
+pub fn peak_rss(pid: u32) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let kb: u64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|kb| kb.split_whitespace().next()?.parse().ok())
+        .expect("VmHWM in kB");
+    kb * 1024
 }
 
 fn wait_with_timeout(child: &mut Child, timeout: Duration) -> ExitStatus {
