@@ -93,10 +93,23 @@ fn run(data: &[u8]) -> Result<()> {
 }
 
 /// E1–E7 always; V3 where the failure is a rejected argument set (a failure that is
-/// not keeps its message as written, E2).
+/// not keeps its message as written, E2). A value that the tool's own schema spells as
+/// part of a parameter name is no secret: V3 is about what the caller sent, and the
+/// result may name a missing required parameter (V2).
 fn check(failure: &Failure, call: &CallContext, secrets: &[String]) {
+    let names: Vec<&str> = [&call.parameters, &call.required]
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(String::as_str)
+        .chain([call.tool.as_str()])
+        .collect();
     let secrets: Vec<&str> = if failure.is_validation() {
-        secrets.iter().map(String::as_str).collect()
+        secrets
+            .iter()
+            .map(String::as_str)
+            .filter(|secret| !names.iter().any(|name| name.contains(secret)))
+            .collect()
     } else {
         Vec::new()
     };
