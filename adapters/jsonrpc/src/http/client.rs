@@ -30,11 +30,11 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::task::JoinSet;
 
 use super::headers::{PROTOCOL_VERSION, SESSION_ID, is_event_stream};
-use super::sse::SseParser;
+use super::shape::{BodyShaper, EventShaper, Out, QueueSink, Queued};
 use super::upstream::{Upstream, UpstreamFailure};
-use super::{Options, Shaping, error_responses, is_json, lock, request_ids, response_ids};
-use crate::Forward;
-use crate::framing::{LineReader, write_line};
+use super::{Options, Shaping, error_responses, is_json, lock, request_ids};
+use crate::framing::LineReader;
+use crate::stream::{Ended, Sink};
 
 /// How many times a GET stream that ended is opened again in a row without an event.
 const GET_RETRIES: u32 = 3;
@@ -68,7 +68,11 @@ struct Session {
     protocol: Mutex<Option<HeaderValue>>,
     /// The raw ids of `initialize` requests not answered yet.
     initializing: Mutex<Vec<String>>,
+    /// Bytes for stdout, written as they come (no line break added).
     out: UnboundedSender<Vec<u8>>,
+    /// Held by whoever writes to stdout, for as long as a message it writes is not
+    /// whole: a long message streams through, and no other line may cut into it.
+    writing: tokio::sync::Mutex<()>,
 }
 
 impl Session {
@@ -91,31 +95,36 @@ impl Session {
     }
 
     /// Write errors for `ids` to the client.
-    fn fail(&self, ids: &[String], failure: &UpstreamFailure) {
+    async fn fail(&self, ids: &[String], failure: &UpstreamFailure) {
         let error = failure.to_error(self.upstream.address());
-        for answer in error_responses(ids, &error) {
+        let _writing = self.writing.lock().await;
+        for mut answer in error_responses(ids, &error) {
+            answer.push(b'\n');
             let _ = self.out.send(answer);
         }
     }
 
-    /// A message from the server: shaped, written as one line; its answers struck
-    /// from `ids`.
-    fn server_message(&self, message: &[u8], ids: &mut Vec<String>) {
-        let answered = response_ids(message);
-        ids.retain(|id| !answered.contains(id));
-        self.learn_protocol(message, &answered);
-        let mut line = match self.shaping.server_body(message) {
-            Forward::Unchanged => message.to_vec(),
-            Forward::Rewritten(bytes) => bytes,
-        };
-        // Data of several lines: JSON allows a space wherever it has a line break
-        // outside a string (and has none inside one), and stdout takes one line.
-        for byte in &mut line {
-            if *byte == b'\n' || *byte == b'\r' {
-                *byte = b' ';
+    /// Send what `sink` queued to stdout, held bytes read back a piece at a time.
+    fn send_queued(&self, sink: &mut QueueSink) {
+        for queued in sink.drain() {
+            match queued {
+                Queued::Bytes(bytes) => {
+                    let _ = self.out.send(bytes);
+                }
+                Queued::Held(held) => held.pieces().for_each(|piece| {
+                    let _ = self.out.send(piece);
+                }),
             }
         }
-        let _ = self.out.send(line);
+    }
+
+    /// A message from the server ended: its answers are struck from `ids`, and an
+    /// answer to `initialize` gives the revision.
+    fn ended(&self, ended: &Ended, ids: &mut Vec<String>) {
+        ids.retain(|id| !ended.answered.contains(id));
+        if let Some(message) = &ended.whole {
+            self.learn_protocol(message, &ended.answered);
+        }
     }
 
     /// The revision the server's answer to `initialize` names, kept for the
@@ -148,11 +157,11 @@ impl Session {
         );
         let response = match self.upstream.send(request).await {
             Ok(response) => response,
-            Err(failure) => return self.fail(&ids, &failure),
+            Err(failure) => return self.fail(&ids, &failure).await,
         };
         let (head, mut body) = response.into_parts();
         if !head.status.is_success() {
-            return self.fail(&ids, &UpstreamFailure::Status(head.status));
+            return self.fail(&ids, &UpstreamFailure::Status(head.status)).await;
         }
         if let Some(id) = head.headers.get(SESSION_ID) {
             let mut known = lock(&self.id);
@@ -167,19 +176,63 @@ impl Session {
         if is_event_stream(&head.headers) {
             let ended = self.events(&mut body, &mut ids, false, &mut None).await;
             if !ids.is_empty() {
-                self.fail(&ids, &ended.unwrap_or(UpstreamFailure::Broken));
+                self.fail(&ids, &ended.unwrap_or(UpstreamFailure::Broken))
+                    .await;
             }
             return;
         }
-        match self.upstream.whole(&mut body).await {
-            Err(failure) => self.fail(&ids, &failure),
-            Ok(whole) if !is_json(&whole) => self.fail(&ids, &UpstreamFailure::NotJson),
-            Ok(whole) => self.server_message(&whole, &mut ids),
+        if let Err(failure) = self.json_body(&mut body, &mut ids).await {
+            self.fail(&ids, &failure).await;
         }
     }
 
-    /// Read an SSE stream, each event's data a server message; the failure it ended
-    /// with, if any. `last_id` is kept up to date for a GET stream's resumption.
+    /// Read a JSON body, shaped as it arrives into one line for stdout; the failure
+    /// it ended with, if any (a short body that is not JSON is one).
+    async fn json_body(
+        &self,
+        body: &mut hyper::body::Incoming,
+        ids: &mut Vec<String>,
+    ) -> Result<(), UpstreamFailure> {
+        let mut shaped = BodyShaper::new(Out::Lines);
+        let mut sink = QueueSink::default();
+        let mut writing = None;
+        loop {
+            match self.upstream.next_data(body, false).await {
+                Ok(Some(data)) => {
+                    self.shaping
+                        .shape(|shaper| shaped.push(shaper, &data, &mut sink));
+                    if !sink.is_empty() {
+                        if writing.is_none() {
+                            writing = Some(self.writing.lock().await);
+                        }
+                        self.send_queued(&mut sink);
+                    }
+                }
+                Ok(None) => break,
+                Err(failure) => {
+                    if sink.sent_some() {
+                        let _ = self.out.send(b"\n".to_vec());
+                    }
+                    return Err(failure);
+                }
+            }
+        }
+        if shaped.whole().is_some_and(|whole| !is_json(whole)) {
+            return Err(UpstreamFailure::NotJson);
+        }
+        let ended = self.shaping.shape(|shaper| shaped.end(shaper, &mut sink));
+        self.ended(&ended, ids);
+        if writing.is_none() {
+            writing = Some(self.writing.lock().await);
+        }
+        self.send_queued(&mut sink);
+        drop(writing);
+        Ok(())
+    }
+
+    /// Read an SSE stream, each event's data a server message shaped as it arrives
+    /// into one line for stdout; the failure it ended with, if any. `last_id` is kept
+    /// up to date for a GET stream's resumption.
     async fn events(
         &self,
         body: &mut hyper::body::Incoming,
@@ -187,22 +240,51 @@ impl Session {
         patient: bool,
         last_id: &mut Option<HeaderValue>,
     ) -> Option<UpstreamFailure> {
-        let mut parser = SseParser::default();
-        loop {
+        let mut events = EventShaper::new(Out::Lines);
+        let mut sink = QueueSink::default();
+        let mut writing = None;
+        let failure = loop {
             let data = match self.upstream.next_data(body, patient).await {
                 Ok(Some(data)) => data,
-                Ok(None) => return None,
-                Err(failure) => return Some(failure),
+                Ok(None) => break None,
+                Err(failure) => break Some(failure),
             };
-            for event in parser.feed(&data) {
-                if let Some(id) = event.id().and_then(|id| HeaderValue::from_bytes(id).ok()) {
+            let ended = self
+                .shaping
+                .shape(|shaper| events.push(shaper, &data, &mut sink));
+            for event in ended {
+                if let Some(id) = event.id.and_then(|id| HeaderValue::from_bytes(&id).ok()) {
                     *last_id = Some(id);
                 }
-                if let Some(message) = event.data().filter(|data| !data.is_empty()) {
-                    self.server_message(&message, ids);
+                if let Some(message) = &event.message {
+                    self.ended(message, ids);
                 }
             }
+            if !sink.is_empty() {
+                if writing.is_none() {
+                    writing = Some(self.writing.lock().await);
+                }
+                self.send_queued(&mut sink);
+            }
+            // Stdout is another's again once no message of this stream is half written.
+            if !sink.sent_some() {
+                writing = None;
+            }
+        };
+        if self
+            .shaping
+            .shape(|shaper| events.finish(shaper, false, &mut sink))
+        {
+            sink.send(b"\n");
         }
+        if !sink.is_empty() {
+            if writing.is_none() {
+                writing = Some(self.writing.lock().await);
+            }
+            self.send_queued(&mut sink);
+        }
+        drop(writing);
+        failure
     }
 
     /// The server's own stream, for as long as it offers one.
@@ -259,15 +341,16 @@ fn read_stdin() -> UnboundedReceiver<Vec<u8>> {
     receiver
 }
 
-/// Lines for stdout, written on a thread of their own, flushed whenever none waits.
+/// Bytes for stdout, written on a thread of their own as they come, flushed whenever
+/// none wait.
 fn write_stdout() -> (UnboundedSender<Vec<u8>>, std::thread::JoinHandle<()>) {
     let (sender, mut receiver) = unbounded_channel::<Vec<u8>>();
     let writer = std::thread::spawn(move || {
         let mut out = BufWriter::with_capacity(64 << 10, io::stdout().lock());
-        while let Some(line) = receiver.blocking_recv() {
-            let mut sent = write_line(&mut out, &line);
-            while let Ok(line) = receiver.try_recv() {
-                sent = sent.and_then(|()| write_line(&mut out, &line));
+        while let Some(bytes) = receiver.blocking_recv() {
+            let mut sent = out.write_all(&bytes);
+            while let Ok(bytes) = receiver.try_recv() {
+                sent = sent.and_then(|()| out.write_all(&bytes));
             }
             if sent.and_then(|()| out.flush()).is_err() {
                 return; // the client went away
@@ -315,6 +398,7 @@ pub fn run(upstream: Upstream, extra: HeaderMap, options: Options) -> io::Result
             protocol: Mutex::new(None),
             initializing: Mutex::new(Vec::new()),
             out,
+            writing: tokio::sync::Mutex::new(()),
         });
         let mut lines = read_stdin();
         let mut in_flight = JoinSet::new();
