@@ -5,7 +5,10 @@
 //!   text/event-stream`, the session's `Mcp-Session-Id` and `MCP-Protocol-Version`
 //!   once the server has given them, and the `--header`s given — no other header.
 //! - The answer is a JSON body or an SSE stream; each message (the body, or one event's
-//!   data) is shaped and written to stdout as one line, as it arrives.
+//!   data) is shaped and written to stdout as one line, as it arrives
+//!   ([`super::shape`]): a long one is scanned and held (past 4 MiB in a temporary
+//!   file) or streams through, in memory bounded by the cap (B3); while one streams
+//!   through, no other line is written into it.
 //! - Messages without requests (notifications, the client's answers to the server)
 //!   and `initialize` are sent one at a time, in order, each awaited (so the session id
 //!   is known before the next); other requests are sent as they come, concurrently

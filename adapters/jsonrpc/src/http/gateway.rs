@@ -4,7 +4,9 @@
 //! - `POST`: the body (at most [`Gateway::max_body`] bytes, else `413`) is shown to the
 //!   session's shaper and sent on as it came; the answer — a JSON body, or an SSE
 //!   stream whose events are shaped one by one as they arrive — comes back with the
-//!   server's status and headers (hop-by-hop ones dropped, [`super::headers`]).
+//!   server's status and headers (hop-by-hop ones dropped, [`super::headers`]). A long
+//!   body or event is shaped as it arrives, in memory bounded by the cap
+//!   ([`super::shape`], B3): a JSON body past 4 MiB is streamed once its head is sent.
 //! - `GET` (the server's own stream) and `DELETE` pass the same way; a `DELETE` the
 //!   server accepts ends the session's state. Other methods pass untouched.
 //! - Sessions: a shaper per `Mcp-Session-Id`, made when the server's answer to an
