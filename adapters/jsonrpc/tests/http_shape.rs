@@ -4,9 +4,11 @@
 //! with only its `data:` lines changed — and a long event costs memory bounded by the
 //! cap, not by the event.
 
+#[path = "support/whole_events.rs"]
+mod whole_events;
+
 use backstop_core::Limit;
 use backstop_jsonrpc::http::shape::{BodyShaper, EventShaper, Out, QueueSink};
-use backstop_jsonrpc::http::sse::SseParser;
 use backstop_jsonrpc::{Forward, Shaper};
 use proptest::prelude::*;
 use serde_json::json;
@@ -22,36 +24,9 @@ fn shaper(cap: usize) -> Shaper {
     shaper
 }
 
-/// The whole-event path: each event parsed whole, its data shaped whole.
+/// The whole-event path, at `cap`.
 fn whole_events(cap: usize, stream: &[u8], out: Out) -> Vec<u8> {
-    let mut shaper = shaper(cap);
-    let mut parser = SseParser::default();
-    let mut sent = Vec::new();
-    for event in parser.feed(stream) {
-        let data = event.data().filter(|data| !data.is_empty());
-        match (data, out) {
-            (None, Out::Http) => sent.extend_from_slice(event.raw()),
-            (None, Out::Lines) => {}
-            (Some(data), Out::Http) => match shaper.server_message(&data) {
-                Forward::Unchanged => sent.extend_from_slice(event.raw()),
-                Forward::Rewritten(bytes) => sent.extend(event.with_data(&bytes)),
-            },
-            (Some(data), Out::Lines) => {
-                match shaper.server_message(&data) {
-                    Forward::Unchanged => sent.extend(data.iter().map(|&b| match b {
-                        b'\n' | b'\r' => b' ',
-                        b => b,
-                    })),
-                    Forward::Rewritten(bytes) => sent.extend(bytes),
-                }
-                sent.push(b'\n');
-            }
-        }
-    }
-    if let (Some(rest), Out::Http) = (parser.finish(), out) {
-        sent.extend_from_slice(rest.raw());
-    }
-    sent
+    whole_events::whole_events(shaper(cap), stream, out)
 }
 
 /// The streaming path: `stream` pushed in chunks of `chunk` bytes, events longer than

@@ -323,8 +323,8 @@ impl EventReader {
                 },
                 Reading::Name => {
                     if byte == b'\n' || byte == b'\r' {
-                        if self.line == b"data" {
-                            piece(Piece::DataStart(b"data"));
+                        if self.line == b"data" || self.line == b"data:" {
+                            piece(Piece::DataStart(&self.line));
                             self.line.clear();
                             self.reading = Reading::Value;
                         } else {
@@ -508,7 +508,7 @@ mod tests {
 
     #[test]
     fn a5_pieces_name_each_line_whatever_its_ending_and_chunking() {
-        let stream = b"id: 1\r\ndata: {\"a\"\r\ndata:1}\rdata\n\r\n: c\ndat: x\n\n";
+        let stream = b"id: 1\r\ndata: {\"a\"\r\ndata:1}\rdata\ndata:\n\r\n: c\ndat: x\n\n";
         let want: Vec<(char, Vec<u8>)> = [
             ('f', &b"id: 1\r\n"[..]),
             ('s', b"data: "),
@@ -518,6 +518,8 @@ mod tests {
             ('v', b"1}"),
             ('d', b"\r"),
             ('s', b"data"),
+            ('d', b"\n"),
+            ('s', b"data:"),
             ('d', b"\n"),
             ('e', b"\r\n"),
             ('f', b": c\n"),
