@@ -5,27 +5,14 @@
 //! scanned as it arrives.
 #![no_main]
 
+#[path = "support/pending.rs"]
+mod pending;
+
 #[path = "../../adapters/jsonrpc/tests/support/whole_events.rs"]
 mod whole_events;
 
-use backstop_core::Limit;
-use backstop_jsonrpc::Shaper;
 use backstop_jsonrpc::http::shape::{EventShaper, Out, QueueSink};
 use libfuzzer_sys::fuzz_target;
-
-/// A shaper with a `tools/call` (id 1), a `resources/read` (id 2) and a `ping` (id 3)
-/// pending.
-fn shaper() -> Shaper {
-    let mut shaper = Shaper::new(Limit::new(Limit::min_bytes()).unwrap());
-    for request in [
-        &br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"capture_pane"}}"#[..],
-        br#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"file:///x"}}"#,
-        br#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#,
-    ] {
-        shaper.client_message(request);
-    }
-    shaper
-}
 
 fuzz_target!(|data: &[u8]| {
     let Some((&[size, whole_bytes, mode], stream)) = data.split_first_chunk::<3>() else {
@@ -35,9 +22,9 @@ fuzz_target!(|data: &[u8]| {
     // The stream ends with a blank line: no event is cut off (one that is, and was
     // partly sent to stdout already, cannot be taken back).
     let stream = [stream, b"\n\n"].concat();
-    let expected = whole_events::whole_events(shaper(), &stream, out);
+    let expected = whole_events::whole_events(pending::shaper(), &stream, out);
 
-    let mut streamed = shaper();
+    let mut streamed = pending::shaper();
     let mut events = EventShaper::new(out).with_whole_bytes(usize::from(whole_bytes));
     let mut sink = QueueSink::default();
     let mut sent = Vec::new();
@@ -45,7 +32,10 @@ fuzz_target!(|data: &[u8]| {
         events.push(&mut streamed, chunk, &mut sink);
         sent.extend(sink.take_bytes());
     }
-    assert!(!events.finish(&mut streamed, true, &mut sink), "no event was cut off");
+    assert!(
+        !events.finish(&mut streamed, true, &mut sink),
+        "no event was cut off"
+    );
     sent.extend(sink.take_bytes());
     assert!(
         sent == expected,

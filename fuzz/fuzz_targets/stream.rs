@@ -5,32 +5,18 @@
 //! it arrives, sent on early or held to its end.
 #![no_main]
 
-use backstop_core::Limit;
-use backstop_jsonrpc::Shaper;
+#[path = "support/pending.rs"]
+mod pending;
+
 use backstop_jsonrpc::stream::{MemorySink, ServerStream};
 use libfuzzer_sys::fuzz_target;
-
-
-/// A shaper with a `tools/call` (id 1), a `resources/read` (id 2) and a `ping` (id 3)
-/// pending.
-fn shaper() -> Shaper {
-    let mut shaper = Shaper::new(Limit::new(Limit::min_bytes()).unwrap());
-    for request in [
-        &br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"capture_pane"}}"#[..],
-        br#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"file:///x"}}"#,
-        br#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#,
-    ] {
-        shaper.client_message(request);
-    }
-    shaper
-}
 
 fuzz_target!(|data: &[u8]| {
     let Some((&sizes, output)) = data.split_first_chunk::<2>() else {
         return;
     };
     // The whole-line path, lines as the proxy's framing reads them.
-    let mut whole = shaper();
+    let mut whole = pending::shaper();
     let mut expected = Vec::new();
     let mut pieces: Vec<&[u8]> = output.split(|&b| b == b'\n').collect();
     if pieces.last().is_some_and(|last| last.is_empty()) {
@@ -48,7 +34,7 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     // The streaming path, in chunks of two alternating sizes.
-    let mut streamed = shaper();
+    let mut streamed = pending::shaper();
     let mut stream = ServerStream::new(16);
     let mut sink = MemorySink::default();
     let mut rest = output;
@@ -62,12 +48,19 @@ fuzz_target!(|data: &[u8]| {
     }
     stream.finish(&mut streamed, &mut sink);
     assert!(sink.held.is_empty(), "B1: nothing is left held");
-    assert!(sink.to_server.is_empty(), "no listing of the shaper's own here");
+    assert!(
+        sink.to_server.is_empty(),
+        "no listing of the shaper's own here"
+    );
     assert_eq!(
         String::from_utf8_lossy(&sink.sent),
         String::from_utf8_lossy(&expected),
         "B3: the stream sends what the whole lines get"
     );
     assert_eq!(sink.sent, expected);
-    assert_eq!(streamed.pending().len(), whole.pending().len(), "the same requests answered");
+    assert_eq!(
+        streamed.pending().len(),
+        whole.pending().len(),
+        "the same requests answered"
+    );
 });

@@ -28,7 +28,9 @@ fn case(data: &[u8]) -> Option<(Option<Value>, ToolResult, usize)> {
         0 => vec![],
         1 => vec![Content::text(value.to_string())],
         2 => vec![Content::text(serde_json::to_string_pretty(&value).ok()?)],
-        _ => vec![Content::text(unstructured::terminal_text(&mut u, 200).ok()?)],
+        _ => vec![Content::text(
+            unstructured::terminal_text(&mut u, 200).ok()?,
+        )],
     };
     let result = ToolResult {
         content,
@@ -64,7 +66,13 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     if validator.is_valid(before) {
-        let errors: Vec<String> = validator.iter_errors(after).map(|e| e.to_string()).collect();
-        assert!(errors.is_empty(), "L15: the cut value is invalid: {errors:?}\n{after}");
+        let errors: Vec<String> = validator
+            .iter_errors(after)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(
+            errors.is_empty(),
+            "L15: the cut value is invalid: {errors:?}\n{after}"
+        );
     }
 });

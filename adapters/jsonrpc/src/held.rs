@@ -69,7 +69,7 @@ impl HeldBytes {
     /// ```
     /// let mut held = backstop_jsonrpc::held::HeldBytes::default();
     /// held.hold(b"xy");
-    /// assert_eq!(held.take().pieces().concat(), b"xy");
+    /// assert_eq!(held.take().pieces().collect::<Vec<_>>().concat(), b"xy");
     /// ```
     pub fn pieces(mut self) -> impl Iterator<Item = Vec<u8>> {
         let mut file = self.file.take();

@@ -9,20 +9,16 @@
 mod http_support;
 
 use std::convert::Infallible;
-use std::net::SocketAddr;
 use std::time::Duration;
 
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
-use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Channel, Full};
-use http_support::{Http, UrlProxy, call};
+use http_support::{Http, TestBody, UrlProxy, call, start_upstream};
 use hyper::body::Incoming;
-use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 
-type Body = BoxBody<Bytes, std::io::Error>;
+type Body = TestBody;
 
 fn full(bytes: impl Into<Bytes>) -> Body {
     Full::new(bytes.into())
@@ -148,32 +144,6 @@ fn big_result(id: &str) -> String {
     .to_string()
 }
 
-/// The misbehaving server on a free port, on a runtime of its own; its URL.
-fn start_upstream() -> (tokio::runtime::Runtime, String) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let listener = runtime
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .unwrap();
-    let addr: SocketAddr = listener.local_addr().unwrap();
-    runtime.spawn(async move {
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                continue;
-            };
-            tokio::spawn(async move {
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service_fn(misbehave))
-                    .await;
-            });
-        }
-    });
-    (runtime, format!("http://{addr}/mcp"))
-}
-
 /// The shaped big result: capped, the tail kept.
 fn assert_shaped(response: &Value) {
     let text = response["result"]["content"][0]["text"].as_str().unwrap();
@@ -197,7 +167,7 @@ fn assert_upstream_error(response: &Value, upstream: &str, cause: &str) {
 
 #[test]
 fn a5_the_gateway_answers_each_fault_and_keeps_serving() {
-    let (_runtime, upstream) = start_upstream();
+    let (_runtime, upstream) = start_upstream(misbehave);
     let (_gateway, url) =
         http_support::start_gateway(&upstream, &["--max-bytes", "2000", "--timeout", "1"]);
     let http = Http::new();
@@ -259,7 +229,7 @@ fn a5_the_gateway_answers_each_fault_and_keeps_serving() {
 
 #[test]
 fn a5_the_gateway_refuses_a_body_over_its_limit_with_413() {
-    let (_runtime, upstream) = start_upstream();
+    let (_runtime, upstream) = start_upstream(misbehave);
     let (_gateway, url) = http_support::start_gateway(&upstream, &["--max-body", "1000"]);
     let http = Http::new();
     let small = http.post(&url, None, &call(1, "ok", json!({"pad": "x".repeat(100)})));
@@ -290,7 +260,7 @@ fn a5_an_unreachable_upstream_is_named_not_hung_on() {
 
 #[test]
 fn a5_proxy_url_answers_each_fault_and_keeps_serving() {
-    let (_runtime, upstream) = start_upstream();
+    let (_runtime, upstream) = start_upstream(misbehave);
     // The URL's user info and query are never shown: they may hold a credential.
     let with_secrets = upstream.replace("http://", "http://user:pw@") + "?key=s3cr3t";
     let mut proxy = UrlProxy::start(
@@ -341,7 +311,7 @@ fn a5_proxy_url_with_an_unreachable_upstream_answers_and_exits() {
 
 #[test]
 fn a5_the_gateway_passes_last_event_id_authorization_and_origin_untouched() {
-    let (_runtime, upstream) = start_upstream();
+    let (_runtime, upstream) = start_upstream(misbehave);
     let (_gateway, url) = http_support::start_gateway(&upstream, &[]);
     let reply = Http::new().send(
         http::Method::GET,
@@ -384,7 +354,7 @@ fn a5_the_gateway_passes_last_event_id_authorization_and_origin_untouched() {
 
 #[test]
 fn a5_proxy_url_sends_the_session_headers_and_only_the_headers_given() {
-    let (_runtime, upstream) = start_upstream();
+    let (_runtime, upstream) = start_upstream(misbehave);
     let mut proxy = UrlProxy::start(
         &upstream,
         &[

@@ -14,16 +14,12 @@ mod http_support;
 mod support;
 
 use std::convert::Infallible;
-use std::net::SocketAddr;
 
 use bytes::Bytes;
 use http::{Request, Response};
-use http_body_util::combinators::BoxBody;
 use http_body_util::{BodyExt, Channel, Full};
-use http_support::{Http, UrlProxy, call, start_gateway};
+use http_support::{Http, TestBody, UrlProxy, call, start_gateway, start_upstream};
 use hyper::body::Incoming;
-use hyper::service::service_fn;
-use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
 
 /// The cap backstop runs with.
@@ -37,7 +33,7 @@ const BLOCK: &str = "0123456789abcdef line of output \\u001b[1mbold\\u001b[0m\\n
 /// What the big text ends with.
 const LAST: &str = "END OF SCROLLBACK $ ";
 
-type Body = BoxBody<Bytes, std::io::Error>;
+type Body = TestBody;
 
 fn full(bytes: impl Into<Bytes>) -> Body {
     Full::new(bytes.into())
@@ -144,32 +140,6 @@ async fn serve(request: Request<Incoming>) -> Result<Response<Body>, Infallible>
     })
 }
 
-/// The upstream on a free port, on a runtime of its own; its URL.
-fn start_upstream() -> (tokio::runtime::Runtime, String) {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(1)
-        .enable_all()
-        .build()
-        .unwrap();
-    let listener = runtime
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .unwrap();
-    let addr: SocketAddr = listener.local_addr().unwrap();
-    runtime.spawn(async move {
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                continue;
-            };
-            tokio::spawn(async move {
-                let _ = hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service_fn(serve))
-                    .await;
-            });
-        }
-    });
-    (runtime, format!("http://{addr}/mcp"))
-}
-
 /// A response cut to the cap: an error-free result whose one text keeps the tail.
 fn assert_cut(response: &Value, wire_bytes: usize) {
     assert!(wire_bytes <= CAP + 1024, "{wire_bytes} bytes on the wire");
@@ -199,7 +169,7 @@ fn assert_bounded(what: &str, pid: u32) {
 
 #[test]
 fn b3_a_100_mb_result_event_and_body_through_the_gateway_in_bounded_memory() {
-    let (_runtime, upstream) = start_upstream();
+    let (_runtime, upstream) = start_upstream(serve);
     let cap = CAP.to_string();
     let (gateway, url) = start_gateway(&upstream, &["--max-bytes", &cap]);
     let http = Http::new();
@@ -233,7 +203,7 @@ fn b3_a_100_mb_result_event_and_body_through_the_gateway_in_bounded_memory() {
 
 #[test]
 fn b3_a_100_mb_result_event_through_proxy_url_in_bounded_memory() {
-    let (_runtime, upstream) = start_upstream();
+    let (_runtime, upstream) = start_upstream(serve);
     let mut proxy = UrlProxy::start(&upstream, &["--max-bytes", &CAP.to_string()]);
     proxy.send(http_support::INITIALIZE);
     proxy.until_response(0);

@@ -18,6 +18,45 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 
+/// The body of an upstream of a test's own.
+pub type TestBody = http_body_util::combinators::BoxBody<Bytes, std::io::Error>;
+
+/// An upstream of a test's own: `answer` serves every request, on a free loopback port,
+/// on a runtime of its own (kept alive by the caller); its URL.
+pub fn start_upstream<F, A>(answer: F) -> (tokio::runtime::Runtime, String)
+where
+    F: Fn(Request<hyper::body::Incoming>) -> A + Copy + Send + Sync + 'static,
+    A: std::future::Future<Output = Result<http::Response<TestBody>, std::convert::Infallible>>
+        + Send
+        + 'static,
+{
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let listener = runtime
+        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+        .unwrap();
+    let addr = listener.local_addr().unwrap();
+    runtime.spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                continue;
+            };
+            tokio::spawn(async move {
+                let _ = hyper::server::conn::http1::Builder::new()
+                    .serve_connection(
+                        hyper_util::rt::TokioIo::new(stream),
+                        hyper::service::service_fn(answer),
+                    )
+                    .await;
+            });
+        }
+    });
+    (runtime, format!("http://{addr}/mcp"))
+}
+
 /// The `backstop` binary under test.
 pub fn backstop() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_backstop"))

@@ -1,0 +1,18 @@
+//! The shaper the streaming targets (`stream`, `events`) start from.
+
+use backstop_core::Limit;
+use backstop_jsonrpc::Shaper;
+
+/// A shaper at the smallest cap with a `tools/call` (id 1), a `resources/read` (id 2)
+/// and a `ping` (id 3) pending.
+pub fn shaper() -> Shaper {
+    let mut shaper = Shaper::new(Limit::new(Limit::min_bytes()).unwrap());
+    for request in [
+        &br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"capture_pane"}}"#[..],
+        br#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"file:///x"}}"#,
+        br#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#,
+    ] {
+        shaper.client_message(request);
+    }
+    shaper
+}
