@@ -30,9 +30,10 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::task::JoinSet;
 
 use super::headers::{PROTOCOL_VERSION, SESSION_ID, is_event_stream};
+use super::listing::list_first;
 use super::sse::SseParser;
 use super::upstream::{Upstream, UpstreamFailure};
-use super::{Options, Shaping, error_responses, is_json, lock, request_ids, response_ids};
+use super::{Options, Shaping, is_json, lock, request_ids, response_ids};
 use crate::Forward;
 use crate::framing::{LineReader, write_line};
 
@@ -77,7 +78,13 @@ impl Session {
         let mut request = Request::new(Full::new(body));
         *request.method_mut() = method;
         *request.uri_mut() = self.upstream.url().clone();
-        let headers = request.headers_mut();
+        *request.headers_mut() = self.headers();
+        request
+    }
+
+    /// The session's headers, then the given ones.
+    fn headers(&self) -> HeaderMap {
+        let mut headers = HeaderMap::new();
         if let Some(id) = lock(&self.id).clone() {
             headers.insert(SESSION_ID, id);
         }
@@ -87,27 +94,31 @@ impl Session {
         for (name, value) in &self.extra {
             headers.append(name.clone(), value.clone());
         }
-        request
+        headers
     }
 
-    /// Write errors for `ids` to the client.
+    /// Write errors for `ids` to the client; they are no longer pending.
     fn fail(&self, ids: &[String], failure: &UpstreamFailure) {
         let error = failure.to_error(self.upstream.address());
-        for answer in error_responses(ids, &error) {
+        for answer in self.shaping.fail_requests(ids, &error) {
             let _ = self.out.send(answer);
         }
     }
 
-    /// A message from the server: shaped, written as one line; its answers struck
-    /// from `ids`.
-    fn server_message(&self, message: &[u8], ids: &mut Vec<String>) {
-        let answered = response_ids(message);
-        ids.retain(|id| !answered.contains(id));
-        self.learn_protocol(message, &answered);
-        let mut line = match self.shaping.server_body(message) {
-            Forward::Unchanged => message.to_vec(),
-            Forward::Rewritten(bytes) => bytes,
-        };
+    /// Send a client message: first the shaper's own listing when it asked for one
+    /// (E8, [`list_first`]), then the message.
+    async fn send(&self, body: Bytes, ids: Vec<String>, listing: Vec<Vec<u8>>) {
+        if !listing.is_empty() {
+            let headers = self.headers();
+            for message in list_first(&self.upstream, &self.shaping, listing, &headers).await {
+                self.write(message);
+            }
+        }
+        self.post(body, ids).await;
+    }
+
+    /// Write a message to the client as one line.
+    fn write(&self, mut line: Vec<u8>) {
         // Data of several lines: JSON allows a space wherever it has a line break
         // outside a string (and has none inside one), and stdout takes one line.
         for byte in &mut line {
@@ -116,6 +127,19 @@ impl Session {
             }
         }
         let _ = self.out.send(line);
+    }
+
+    /// A message from the server: shaped, written as one line; its answers struck
+    /// from `ids`.
+    fn server_message(&self, message: &[u8], ids: &mut Vec<String>) {
+        let answered = response_ids(message);
+        ids.retain(|id| !answered.contains(id));
+        self.learn_protocol(message, &answered);
+        let line = match self.shaping.server_body(message) {
+            Forward::Unchanged => message.to_vec(),
+            Forward::Rewritten(bytes) => bytes,
+        };
+        self.write(line);
     }
 
     /// The revision the server's answer to `initialize` names, kept for the
@@ -320,7 +344,7 @@ pub fn run(upstream: Upstream, extra: HeaderMap, options: Options) -> io::Result
         let mut in_flight = JoinSet::new();
         let mut listening = None;
         while let Some(line) = lines.recv().await {
-            session.shaping.client_body(&line);
+            let listing = session.shaping.client_route(&line);
             let ids = request_ids(&line);
             let initialize = has_method(&line, "initialize");
             let initialized = has_method(&line, "notifications/initialized");
@@ -328,10 +352,10 @@ pub fn run(upstream: Upstream, extra: HeaderMap, options: Options) -> io::Result
                 lock(&session.initializing).extend(ids.iter().cloned());
             }
             if ids.is_empty() || initialize {
-                session.post(Bytes::from(line.clone()), ids).await;
+                session.send(Bytes::from(line), ids, listing).await;
             } else {
                 let session = Arc::clone(&session);
-                in_flight.spawn(async move { session.post(Bytes::from(line), ids).await });
+                in_flight.spawn(async move { session.send(Bytes::from(line), ids, listing).await });
             }
             while in_flight.try_join_next().is_some() {}
             if listening.is_none() && initialized {
@@ -347,4 +371,58 @@ pub fn run(upstream: Upstream, extra: HeaderMap, options: Options) -> io::Result
     runtime.shutdown_background();
     let _ = writer.join();
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An address nobody listens on.
+    fn refused() -> Upstream {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .unwrap()
+            .port();
+        let url = format!("http://127.0.0.1:{port}/mcp").parse().unwrap();
+        Upstream::new(url, Duration::from_secs(5)).unwrap()
+    }
+
+    #[test]
+    fn b1_a_failed_post_answers_its_request_and_leaves_nothing_pending() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let (out, mut written) = unbounded_channel();
+        let session = Session {
+            upstream: refused(),
+            extra: HeaderMap::new(),
+            shaping: Shaping::new(crate::Shaper::default(), false),
+            id: Mutex::new(None),
+            protocol: Mutex::new(None),
+            initializing: Mutex::new(Vec::new()),
+            out,
+        };
+        let call = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t"}}"#;
+        assert!(
+            session.shaping.client_route(call).is_empty(),
+            "no session yet"
+        );
+        assert_eq!(session.shaping.pending(), 1);
+        runtime.block_on(session.send(Bytes::from_static(call), request_ids(call), Vec::new()));
+        let answer: serde_json::Value =
+            serde_json::from_slice(&written.try_recv().unwrap()).unwrap();
+        assert_eq!(answer["id"], 7);
+        assert!(
+            answer["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("could not be reached")
+        );
+        assert_eq!(
+            session.shaping.pending(),
+            0,
+            "A5/B1: the failed request is not pending"
+        );
+    }
 }

@@ -41,6 +41,7 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 
 use super::headers::{SESSION_ID, end_to_end, is_event_stream};
+use super::listing::list_first;
 use super::sse::SseParser;
 use super::upstream::{Upstream, UpstreamFailure};
 use super::{Options, Shaping, error_responses, is_json, lock, request_ids, response_ids};
@@ -245,13 +246,46 @@ fn json_messages(messages: Vec<Vec<u8>>) -> Response<Body> {
 }
 
 /// The answer for a POST the upstream failed: its requests' errors, or `502` when it
-/// had none to answer.
-fn failed(gateway: &Gateway, ids: &[String], failure: &UpstreamFailure) -> Response<Body> {
+/// had none to answer. The requests are no longer pending in the session's shaper.
+fn failed(
+    gateway: &Gateway,
+    shaping: &Shaping,
+    ids: &[String],
+    failure: &UpstreamFailure,
+) -> Response<Body> {
     if ids.is_empty() {
         return plain(StatusCode::BAD_GATEWAY, "the MCP server did not answer\n");
     }
     let error = failure.to_error(gateway.upstream.address());
-    json_messages(error_responses(ids, &error))
+    json_messages(shaping.fail_requests(ids, &error))
+}
+
+/// Show a client's POST body to the session's shaper before it is sent on; when the
+/// shaper asks to list the tools first (E8), do so ([`list_first`]) with the
+/// client's own end-to-end headers (its session, revision and credentials). What the
+/// listing leaves for the client is dropped: a response here answers the client's
+/// request, and those messages concern none of the client's requests.
+///
+/// A request without a session (2026-07-28, stateless) is not listed for: its shaper
+/// lives for that one request, so the listing would cost a second round trip to the
+/// server on every call and its catalog would be thrown away with the answer; such a
+/// call is shaped without a catalog (an unknown tool passes as the server says it,
+/// and a structured cut treats every value as cuttable, L15 b).
+async fn see_client_body(
+    gateway: &Gateway,
+    shaping: &Shaping,
+    headers: &http::HeaderMap,
+    in_session: bool,
+    body: &[u8],
+) {
+    if !in_session {
+        shaping.client_body(body);
+        return;
+    }
+    let listing = shaping.client_route(body);
+    if !listing.is_empty() {
+        let _ = list_first(&gateway.upstream, shaping, listing, &end_to_end(headers)).await;
+    }
 }
 
 /// One request from a client.
@@ -282,7 +316,14 @@ async fn handle(gateway: &Gateway, request: Request<Incoming>) -> Response<Body>
         None => gateway.fresh(),
     };
     let ids = if parts.method == Method::POST {
-        shaping.client_body(&body);
+        see_client_body(
+            gateway,
+            &shaping,
+            &parts.headers,
+            session_id.is_some(),
+            &body,
+        )
+        .await;
         request_ids(&body)
     } else {
         Vec::new()
@@ -294,7 +335,7 @@ async fn handle(gateway: &Gateway, request: Request<Incoming>) -> Response<Body>
     *upstream_request.headers_mut() = end_to_end(&parts.headers);
     let response = match gateway.upstream.send(upstream_request).await {
         Ok(response) => response,
-        Err(failure) => return failed(gateway, &ids, &failure),
+        Err(failure) => return failed(gateway, &shaping, &ids, &failure),
     };
     let (mut head, mut body) = response.into_parts();
     let status = head.status;
@@ -307,7 +348,7 @@ async fn handle(gateway: &Gateway, request: Request<Incoming>) -> Response<Body>
         lock(&gateway.sessions).remove(id);
     }
     if parts.method == Method::POST && status.is_server_error() && !ids.is_empty() {
-        return failed(gateway, &ids, &UpstreamFailure::Status(status));
+        return failed(gateway, &shaping, &ids, &UpstreamFailure::Status(status));
     }
     if !status.is_success() || !matches!(parts.method, Method::POST | Method::GET) {
         return Response::from_parts(head, body.boxed());
@@ -332,13 +373,13 @@ async fn handle(gateway: &Gateway, request: Request<Incoming>) -> Response<Body>
     }
     let whole = match gateway.upstream.whole(&mut body).await {
         Ok(whole) => whole,
-        Err(failure) => return failed(gateway, &ids, &failure),
+        Err(failure) => return failed(gateway, &shaping, &ids, &failure),
     };
     if whole.is_empty() && ids.is_empty() {
         return Response::from_parts(head, full(whole));
     }
     if !is_json(&whole) {
-        return failed(gateway, &ids, &UpstreamFailure::NotJson);
+        return failed(gateway, &shaping, &ids, &UpstreamFailure::NotJson);
     }
     let sent = match shaping.server_body(&whole) {
         Forward::Unchanged => whole,
@@ -403,11 +444,11 @@ mod tests {
     use super::*;
 
     fn gateway() -> Gateway {
-        let upstream = Upstream::new(
-            "http://127.0.0.1:9/mcp".parse().unwrap(),
-            Duration::from_secs(1),
-        )
-        .unwrap();
+        gateway_to("http://127.0.0.1:9/mcp")
+    }
+
+    fn gateway_to(url: &str) -> Gateway {
+        let upstream = Upstream::new(url.parse().unwrap(), Duration::from_secs(1)).unwrap();
         let options = Options {
             shaper: crate::Shaper::default(),
             log_failures: false,
@@ -427,6 +468,57 @@ mod tests {
         assert_eq!(gateway.sessions(), 2);
         let sessions = lock(&gateway.sessions);
         assert!(sessions.contains_key("a") && sessions.contains_key("c"));
+    }
+
+    #[test]
+    fn b1_a_post_the_upstream_refused_leaves_nothing_pending_in_its_session() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        // The upstream: a port nobody listens on.
+        let gateway = Arc::new(gateway_to(&format!("http://127.0.0.1:{}/mcp", free_port())));
+        runtime.block_on(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+            tokio::spawn(serve(listener, Arc::clone(&gateway)));
+            let client = Upstream::new(url.parse().unwrap(), Duration::from_secs(5)).unwrap();
+            let call = r#"{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"t"}}"#;
+            let mut request = Request::new(Full::new(Bytes::from_static(call.as_bytes())));
+            *request.method_mut() = Method::POST;
+            *request.uri_mut() = client.url().clone();
+            request
+                .headers_mut()
+                .insert(SESSION_ID, HeaderValue::from_static("s1"));
+            request.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            let (head, mut body) = client.send(request).await.unwrap().into_parts();
+            assert_eq!(head.status, StatusCode::OK);
+            let answer: serde_json::Value =
+                serde_json::from_slice(&client.whole(&mut body).await.unwrap()).unwrap();
+            assert_eq!(answer["id"], "c");
+            assert!(
+                answer["error"]["message"]
+                    .as_str()
+                    .unwrap()
+                    .contains("could not be reached")
+            );
+        });
+        assert_eq!(
+            gateway.session("s1").pending(),
+            0,
+            "A5/B1: the failed request is not pending"
+        );
+    }
+
+    /// A port nobody listens on.
+    fn free_port() -> u16 {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .unwrap()
+            .port()
     }
 
     #[test]

@@ -10,10 +10,13 @@
 //!   server left unanswered.
 //! - [`headers`]: which headers pass (A5: everything end-to-end, untouched; hop-by-hop
 //!   ones dropped).
+//! - [`listing`]: the shaper's own `tools/list` before a session's first `tools/call`
+//!   (E8), for both modes.
 
 pub mod client;
 pub mod gateway;
 pub mod headers;
+pub mod listing;
 pub mod sse;
 pub mod upstream;
 
@@ -81,6 +84,29 @@ impl Shaping {
             records.iter().for_each(log_failure);
         }
         forward
+    }
+}
+
+impl Shaping {
+    /// Answer the requests `ids` (raw JSON) of a POST that failed with `error`: one
+    /// error response each, for the client; none of them is pending any more (B1, B2).
+    ///
+    /// ```
+    /// use backstop_jsonrpc::{Shaper, http::Shaping};
+    /// let shaping = Shaping::new(Shaper::default(), false);
+    /// shaping.client_body(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#);
+    /// let error = backstop_core::ProtocolError::new(-32603, "The MCP server at http://h/mcp answered HTTP 500");
+    /// let answers = shaping.fail_requests(&["1".to_owned()], &error);
+    /// assert_eq!(answers[0], br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"The MCP server at http://h/mcp answered HTTP 500"}}"#);
+    /// assert_eq!(shaping.pending(), 0);
+    /// ```
+    pub fn fail_requests(&self, ids: &[String], error: &ProtocolError) -> Vec<Vec<u8>> {
+        lock(&self.shaper).answer_requests(ids, error)
+    }
+
+    /// How many requests of the session are not answered yet.
+    pub fn pending(&self) -> usize {
+        lock(&self.shaper).pending().len()
     }
 }
 
