@@ -10,11 +10,20 @@
 //!   and `initialize` are sent one at a time, in order, each awaited (so the session id
 //!   is known before the next); other requests are sent as they come, concurrently
 //!   (a long `tools/call` does not hold a `ping` or a cancellation).
+//! - A `tools/call` that comes before the session's tool catalog is complete is
+//!   preceded by the shaper's own `tools/list` (SPEC E8, [`super::listing`]): POSTed
+//!   with the same headers, its pages read and followed before the call is sent, so
+//!   that a misspelt tool gets `Did you mean …?` and a structured result is cut within
+//!   its schema (L15) from the first call on. A listing that fails or times out is
+//!   given up, and the call is sent all the same.
 //! - Once the client has sent `notifications/initialized`, a GET stream is opened for
 //!   the server's own messages; a server without one (`405`) is fine. A stream that
-//!   ends is opened again with `Last-Event-ID` (a few times at most).
+//!   ends, or cannot be reached, is opened again with `Last-Event-ID` after a backoff
+//!   ([`reconnect_delay`]: 0.5 s doubling to 8 s, reset by an event with a new id; a
+//!   server's SSE `retry:` wins), and given up after 5 tries in a row without one.
 //! - Failures answer each request of the POST with a JSON-RPC error naming the cause
-//!   and the server's address ([`UpstreamFailure`]); the proxy keeps serving the rest.
+//!   and the server's address ([`UpstreamFailure`]), and those requests are no longer
+//!   pending in the shaper; the proxy keeps serving the rest.
 //! - At the end of stdin, the requests in flight are awaited (each within the timeout),
 //!   the session is ended with a DELETE, and the proxy exits 0.
 
@@ -37,8 +46,60 @@ use super::{Options, Shaping, is_json, lock, request_ids, response_ids};
 use crate::Forward;
 use crate::framing::{LineReader, write_line};
 
-/// How many times a GET stream that ended is opened again in a row without an event.
-const GET_RETRIES: u32 = 3;
+/// How many times a GET stream that ended (or could not be opened) is opened again in
+/// a row without an event: with [`reconnect_delay`]'s doubling, about 15 s of trying.
+const GET_RETRIES: u32 = 5;
+
+/// The wait before the first reopening of a GET stream.
+const FIRST_RECONNECT_DELAY: Duration = Duration::from_millis(500);
+
+/// The longest wait before reopening a GET stream, unless the server asked for longer.
+const MAX_RECONNECT_DELAY: Duration = Duration::from_secs(8);
+
+/// How long to wait before opening the GET stream again, after `misses` tries in a
+/// row that brought no new event (0: the stream that just ended brought one): the
+/// server's SSE `retry:` when it sent one (Streamable HTTP, 2025-11-25 on: the client
+/// waits that long before reconnecting), else 0.5 s doubling with each miss, at most
+/// 8 s.
+///
+/// ```
+/// use std::time::Duration;
+/// use backstop_jsonrpc::http::client::reconnect_delay;
+/// assert_eq!(reconnect_delay(0, None), Duration::from_millis(500));
+/// assert_eq!(reconnect_delay(1, None), Duration::from_secs(1));
+/// assert_eq!(reconnect_delay(2, None), Duration::from_secs(2));
+/// assert_eq!(reconnect_delay(9, None), Duration::from_secs(8));
+/// assert_eq!(reconnect_delay(9, Some(Duration::from_secs(30))), Duration::from_secs(30));
+/// ```
+pub fn reconnect_delay(misses: u32, retry: Option<Duration>) -> Duration {
+    retry.unwrap_or_else(|| {
+        FIRST_RECONNECT_DELAY
+            .saturating_mul(1 << misses.min(16))
+            .min(MAX_RECONNECT_DELAY)
+    })
+}
+
+/// The reconnection time an SSE event sets: its last `retry:` field whose value is
+/// ASCII digits (milliseconds), as the SSE standard reads it.
+///
+/// ```
+/// use std::time::Duration;
+/// use backstop_jsonrpc::http::client::retry_field;
+/// assert_eq!(retry_field(b"id: 1\nretry: 1500\ndata: {}\n\n"), Some(Duration::from_millis(1500)));
+/// assert_eq!(retry_field(b"retry:20\r\n\r\n"), Some(Duration::from_millis(20)));
+/// assert_eq!(retry_field(b"retry: soon\n\n"), None);
+/// assert_eq!(retry_field(b"data: retry: 5\n\n"), None);
+/// ```
+pub fn retry_field(event: &[u8]) -> Option<Duration> {
+    event
+        .split(|byte| *byte == b'\n' || *byte == b'\r')
+        .filter_map(|line| line.strip_prefix(b"retry:"))
+        .map(|value| value.strip_prefix(b" ").unwrap_or(value))
+        .filter(|value| !value.is_empty() && value.iter().all(u8::is_ascii_digit))
+        .filter_map(|value| std::str::from_utf8(value).ok()?.parse::<u64>().ok())
+        .next_back()
+        .map(Duration::from_millis)
+}
 
 /// A `--header 'Name: value'` argument, read.
 ///
@@ -69,6 +130,10 @@ struct Session {
     protocol: Mutex<Option<HeaderValue>>,
     /// The raw ids of `initialize` requests not answered yet.
     initializing: Mutex<Vec<String>>,
+    /// The reconnection time the server's last SSE `retry:` field set
+    /// ([`retry_field`]), for reopening the GET stream; `None` until the stream
+    /// reader records one.
+    retry: Mutex<Option<Duration>>,
     out: UnboundedSender<Vec<u8>>,
 }
 
@@ -229,11 +294,14 @@ impl Session {
         }
     }
 
-    /// The server's own stream, for as long as it offers one.
+    /// The server's own stream, for as long as it offers one: reopened with
+    /// `Last-Event-ID` when it ends or cannot be reached, after [`reconnect_delay`];
+    /// given up after `GET_RETRIES` tries in a row that brought no new event id, or
+    /// when the server answers that it has no such stream.
     async fn listen(self: Arc<Self>) {
         let mut last_id: Option<HeaderValue> = None;
         let mut misses = 0;
-        while misses < GET_RETRIES {
+        loop {
             let mut request = self.request(Method::GET, Bytes::new());
             let headers = request.headers_mut();
             headers.insert(
@@ -243,19 +311,23 @@ impl Session {
             if let Some(id) = &last_id {
                 headers.insert("last-event-id", id.clone());
             }
-            let Ok(response) = self.upstream.send(request).await else {
-                return;
-            };
-            let (head, mut body) = response.into_parts();
-            if !head.status.is_success() || !is_event_stream(&head.headers) {
-                return; // 405: the server has no stream of its own
-            }
             let before = last_id.clone();
-            let _ = self
-                .events(&mut body, &mut Vec::new(), true, &mut last_id)
-                .await;
+            // A connection that fails is tried again, as a stream that ended is.
+            if let Ok(response) = self.upstream.send(request).await {
+                let (head, mut body) = response.into_parts();
+                if !head.status.is_success() || !is_event_stream(&head.headers) {
+                    return; // 405: the server has no stream of its own
+                }
+                let _ = self
+                    .events(&mut body, &mut Vec::new(), true, &mut last_id)
+                    .await;
+            }
             misses = if last_id == before { misses + 1 } else { 0 };
-            tokio::time::sleep(Duration::from_millis(500)).await;
+            if misses >= GET_RETRIES {
+                return;
+            }
+            let retry = *lock(&self.retry);
+            tokio::time::sleep(reconnect_delay(misses, retry)).await;
         }
     }
 
@@ -338,6 +410,7 @@ pub fn run(upstream: Upstream, extra: HeaderMap, options: Options) -> io::Result
             id: Mutex::new(None),
             protocol: Mutex::new(None),
             initializing: Mutex::new(Vec::new()),
+            retry: Mutex::new(None),
             out,
         });
         let mut lines = read_stdin();
@@ -388,6 +461,23 @@ mod tests {
     }
 
     #[test]
+    fn a5_the_get_stream_backs_off_doubling_to_a_bound_and_honours_retry() {
+        let schedule: Vec<u64> = (0..GET_RETRIES + 2)
+            .map(|misses| reconnect_delay(misses, None).as_millis() as u64)
+            .collect();
+        assert_eq!(schedule, [500, 1000, 2000, 4000, 8000, 8000, 8000]);
+        // What the proxy waits in all before giving a silent stream up: bounded.
+        let total: Duration = (1..GET_RETRIES)
+            .map(|misses| reconnect_delay(misses, None))
+            .sum();
+        assert_eq!(total, Duration::from_secs(15));
+        // The server's `retry:` wins, whichever the count (SEP-1699).
+        let retry = Duration::from_millis(1500);
+        assert!((0..20).all(|misses| reconnect_delay(misses, Some(retry)) == retry));
+        assert_eq!(reconnect_delay(u32::MAX, None), MAX_RECONNECT_DELAY);
+    }
+
+    #[test]
     fn b1_a_failed_post_answers_its_request_and_leaves_nothing_pending() {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -401,6 +491,7 @@ mod tests {
             id: Mutex::new(None),
             protocol: Mutex::new(None),
             initializing: Mutex::new(Vec::new()),
+            retry: Mutex::new(None),
             out,
         };
         let call = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t"}}"#;

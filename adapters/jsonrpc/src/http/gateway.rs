@@ -5,6 +5,12 @@
 //!   session's shaper and sent on as it came; the answer — a JSON body, or an SSE
 //!   stream whose events are shaped one by one as they arrive — comes back with the
 //!   server's status and headers (hop-by-hop ones dropped, [`super::headers`]).
+//! - E8 from the first call: a `tools/call` in a session whose tool catalog is not
+//!   complete yet is preceded by the shaper's own `tools/list`, sent with the client's
+//!   end-to-end headers (its session, revision, `Authorization`) and read before the
+//!   call goes on ([`super::listing`]); a listing that fails is given up and never
+//!   fails the call. Stateless requests are not listed for (their shaper lives for one
+//!   request; see `see_client_body`).
 //! - `GET` (the server's own stream) and `DELETE` pass the same way; a `DELETE` the
 //!   server accepts ends the session's state. Other methods pass untouched.
 //! - Sessions: a shaper per `Mcp-Session-Id`, made when the server's answer to an
@@ -19,7 +25,8 @@
 //!   answers `5xx` or with a body that is not JSON answers each request of the POST
 //!   with a JSON-RPC error naming the cause and the server's address
 //!   ([`super::upstream::UpstreamFailure`]): a `200` JSON body, or, once an SSE
-//!   stream has begun, one more event per request it left unanswered. A `4xx` is the
+//!   stream has begun, one more event per request it left unanswered. A failed POST's
+//!   requests are no longer pending in the session's shaper. A `4xx` is the
 //!   client's to act on (authentication, an expired session) and passes as it came.
 //! - Security: no CORS header is added, `Origin` and `Authorization` pass untouched,
 //!   no header value is logged.
