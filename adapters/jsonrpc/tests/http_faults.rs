@@ -439,18 +439,13 @@ fn a5_the_gateway_passes_last_event_id_authorization_and_origin_untouched() {
 #[test]
 fn a5_proxy_url_sends_the_session_headers_and_only_the_headers_given() {
     let (_runtime, upstream) = start_upstream();
-    let mut proxy = UrlProxy::start(
-        &upstream,
-        &[
-            "--header",
-            "Authorization: Bearer s3cr3t",
-            "--header",
-            "X-Tenant: t1",
-        ],
-    );
-    proxy.send(http_support::INITIALIZE);
-    proxy.until_response(0);
-    proxy.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let options = [
+        "--header",
+        "Authorization: Bearer s3cr3t",
+        "--header",
+        "X-Tenant: t1",
+    ];
+    let (mut proxy, _) = UrlProxy::initialized(&upstream, &options);
     // The GET stream the proxy opened after `initialized`: its event comes through,
     // and the stream, ended by the server, is opened again with Last-Event-ID.
     let first = serde_json::from_str::<Value>(&proxy.line()).unwrap();
@@ -523,10 +518,7 @@ fn e8_a_failing_listing_never_fails_the_call_through_proxy_url() {
     for fault in ["hang", "500", "drop"] {
         let header = format!("X-Listing: {fault}");
         let options = ["--max-bytes", "2000", "--timeout", "1", "--header", &header];
-        let mut proxy = UrlProxy::start(&upstream, &options);
-        proxy.send(http_support::INITIALIZE);
-        proxy.until_response(0);
-        proxy.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        let (mut proxy, _) = UrlProxy::initialized(&upstream, &options);
         proxy.send(&call(1, "ok", json!({})));
         assert_shaped(&answer_to(&mut proxy, 1));
         // Not listed again: the next call goes straight on.

@@ -8,7 +8,7 @@
 
 mod http_support;
 
-use http_support::{Http, INITIALIZE, UrlProxy, call};
+use http_support::{Fronted, Http, UrlProxy, call};
 use serde_json::{Value, json};
 
 const CAP: usize = 2000;
@@ -29,14 +29,13 @@ fn check_digest(result: &Value) {
 #[test]
 fn e8_the_first_call_of_a_session_behind_the_gateway_knows_the_tools() {
     let test = "e8_the_first_call_of_a_session_behind_the_gateway_knows_the_tools";
-    let Some(python) = http_support::or_skip(http_support::python(), test, "target/fastmcp-venv")
-    else {
+    let Some(python) = http_support::python_or_skip(test) else {
         return;
     };
     for middleware in [false, true] {
-        let (_server, direct_url) = http_support::start_fastmcp(&python, middleware);
-        let (_gateway, url) =
-            http_support::start_gateway(&direct_url, &["--max-bytes", &CAP.to_string()]);
+        let fronted =
+            Fronted::fastmcp(&python, middleware, &[], &["--max-bytes", &CAP.to_string()]);
+        let (direct_url, url) = (fronted.direct.clone(), fronted.url.clone());
         let http = Http::new();
         let (direct_session, _) = http.initialize(&direct_url);
         let (session, _) = http.initialize(&url);
@@ -70,13 +69,11 @@ fn e8_the_first_call_of_a_session_behind_the_gateway_knows_the_tools() {
 #[test]
 fn l15_the_first_call_behind_the_gateway_is_cut_within_its_schema() {
     let test = "l15_the_first_call_behind_the_gateway_is_cut_within_its_schema";
-    let Some(python) = http_support::or_skip(http_support::python(), test, "target/fastmcp-venv")
-    else {
+    let Some(python) = http_support::python_or_skip(test) else {
         return;
     };
-    let (_server, direct_url) = http_support::start_fastmcp(&python, true);
-    let (_gateway, url) =
-        http_support::start_gateway(&direct_url, &["--max-bytes", &CAP.to_string()]);
+    let fronted = Fronted::fastmcp(&python, true, &[], &["--max-bytes", &CAP.to_string()]);
+    let (direct_url, url) = (fronted.direct.clone(), fronted.url.clone());
     let http = Http::new();
     let (direct_session, _) = http.initialize(&direct_url);
     let (session, _) = http.initialize(&url);
@@ -90,15 +87,11 @@ fn l15_the_first_call_behind_the_gateway_is_cut_within_its_schema() {
 #[test]
 fn e8_the_first_call_behind_proxy_url_knows_the_tools() {
     let test = "e8_the_first_call_behind_proxy_url_knows_the_tools";
-    let Some(python) = http_support::or_skip(http_support::python(), test, "target/fastmcp-venv")
-    else {
+    let Some(python) = http_support::python_or_skip(test) else {
         return;
     };
     let (_server, url) = http_support::start_fastmcp(&python, true);
-    let mut proxy = UrlProxy::start(&url, &["--max-bytes", &CAP.to_string()]);
-    proxy.send(INITIALIZE);
-    proxy.until_response(0);
-    proxy.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let (mut proxy, _) = UrlProxy::initialized(&url, &["--max-bytes", &CAP.to_string()]);
 
     proxy.send(&call(1, "takes_in", json!({"count": 1})));
     // The listing's answer is not written: the next line answers the call.
@@ -118,15 +111,11 @@ fn e8_the_first_call_behind_proxy_url_knows_the_tools() {
 #[test]
 fn l15_the_first_call_behind_proxy_url_is_cut_within_its_schema() {
     let test = "l15_the_first_call_behind_proxy_url_is_cut_within_its_schema";
-    let Some(python) = http_support::or_skip(http_support::python(), test, "target/fastmcp-venv")
-    else {
+    let Some(python) = http_support::python_or_skip(test) else {
         return;
     };
     let (_server, url) = http_support::start_fastmcp(&python, false);
-    let mut proxy = UrlProxy::start(&url, &["--max-bytes", &CAP.to_string()]);
-    proxy.send(INITIALIZE);
-    proxy.until_response(0);
-    proxy.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let (mut proxy, _) = UrlProxy::initialized(&url, &["--max-bytes", &CAP.to_string()]);
     proxy.send(&call(1, "digest", json!({"length": 4000})));
     let answer = proxy.until_response(1);
     check_digest(&answer.last().unwrap()["result"]);

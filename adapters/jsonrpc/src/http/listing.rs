@@ -24,10 +24,10 @@
 //! (an unknown tool then passes as the server said it, J3's fallback).
 
 use bytes::Bytes;
-use http::{HeaderMap, HeaderValue, Method, Request, header};
+use http::{HeaderMap, Method, Request};
 use http_body_util::Full;
 
-use super::headers::is_event_stream;
+use super::headers::{is_event_stream, set_post_headers};
 use super::sse::SseParser;
 use super::upstream::{Upstream, UpstreamFailure};
 use super::{Shaping, is_json, lock, request_ids, response_ids};
@@ -131,15 +131,7 @@ async fn one_page(
     *post.method_mut() = Method::POST;
     *post.uri_mut() = upstream.url().clone();
     *post.headers_mut() = headers.clone();
-    let sent = post.headers_mut();
-    sent.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    sent.insert(
-        header::ACCEPT,
-        HeaderValue::from_static("application/json, text/event-stream"),
-    );
+    set_post_headers(post.headers_mut());
     let (head, mut body) = upstream.send(post).await?.into_parts();
     if !head.status.is_success() {
         return Err(UpstreamFailure::Status(head.status));
