@@ -580,3 +580,27 @@ fn e8_a_failing_listing_never_fails_the_call_through_the_gateway() {
         "{unknown}"
     );
 }
+
+/// A stateless request (no session) is not listed for behind the gateway: its shaper
+/// lives for that one request, and a listing would double every call's round trips.
+#[test]
+fn e8_the_gateway_does_not_list_for_a_stateless_request() {
+    let (_runtime, upstream) = start_upstream();
+    let (_gateway, url) = http_support::start_gateway(&upstream, &["--max-bytes", "2000"]);
+    let headers = [
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("x-listing", "stateless"),
+    ];
+    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "ok", "arguments": {},
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}});
+    let reply = Http::new().send(http::Method::POST, &url, &headers, &request.to_string());
+    assert_shaped(&reply.response());
+    let listed = LISTINGS
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|seen| seen["x-listing"] == "stateless");
+    assert!(!listed, "no listing for a request without a session");
+}

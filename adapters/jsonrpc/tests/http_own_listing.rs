@@ -121,3 +121,25 @@ fn l15_the_first_call_behind_proxy_url_is_cut_within_its_schema() {
     check_digest(&answer.last().unwrap()["result"]);
     assert!(proxy.finish().success());
 }
+
+#[test]
+fn e8_a_stateless_client_behind_proxy_url_knows_the_tools_from_its_first_call() {
+    let test = "e8_a_stateless_client_behind_proxy_url_knows_the_tools_from_its_first_call";
+    let Some(python) = http_support::python_or_skip(test) else {
+        return;
+    };
+    let (_server, url) = http_support::start_fastmcp_with(&python, true, &["--stateless"]);
+    // A 2026-07-28 client: no handshake, its revision in each request's `_meta`.
+    let mut proxy = UrlProxy::start(&url, &["--max-bytes", &CAP.to_string()]);
+    let stateless = |id: u32, name: &str, arguments: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": name, "arguments": arguments,
+            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}})
+        .to_string()
+    };
+    proxy.send(&stateless(1, "takes_in", json!({"count": 1})));
+    assert_eq!(proxy.line(), TAKES_IN);
+    proxy.send(&stateless(2, "digest", json!({"length": 4000})));
+    check_digest(&proxy.until_response(2).last().unwrap()["result"]);
+    assert!(proxy.finish().success());
+}
