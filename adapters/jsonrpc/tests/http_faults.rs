@@ -130,12 +130,18 @@ async fn misbehave(request: Request<Incoming>) -> Result<Response<Body>, Infalli
                 sse(channel.boxed())
             }
             _ => {
-                let tools: Vec<Value> = TOOLS
+                // Two pages: the first tools, then (after `nextCursor`) the rest.
+                let second = message["params"]["cursor"] == "page-2";
+                let (first, rest) = TOOLS.split_at(3);
+                let tools: Vec<Value> = if second { rest } else { first }
                     .iter()
                     .map(|name| json!({"name": name, "inputSchema": {"type": "object"}}))
                     .collect();
-                let answer =
-                    json!({"jsonrpc": "2.0", "id": message["id"], "result": {"tools": tools}});
+                let mut result = json!({"tools": tools});
+                if !second {
+                    result["nextCursor"] = json!("page-2");
+                }
+                let answer = json!({"jsonrpc": "2.0", "id": message["id"], "result": result});
                 sse(full(format!("event: message\ndata: {answer}\n\n")))
             }
         });
@@ -567,7 +573,8 @@ fn e8_a_failing_listing_never_fails_the_call_through_the_gateway() {
             "the gateway tried to list, with the client's headers"
         );
     }
-    // A listing that works: the first call knows the tools.
+    // A listing that works, over two pages: the first call knows the tools, those of
+    // the second page (`hang`) too.
     let reply = http.post(&url, None, http_support::INITIALIZE);
     let session = reply.header("mcp-session-id").unwrap();
     let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;

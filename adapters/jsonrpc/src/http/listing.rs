@@ -11,8 +11,8 @@
 //! the shaper, follows `nextCursor`, and only then returns. The call's answer therefore
 //! never waits in the shaper for the listing (nothing is held), and streams as usual.
 //!
-//! Bounds: each page has the upstream's timeout, from the request to the end of its
-//! answer. Whatever goes wrong — refused, a status that is not a success, a timeout, a
+//! Bounds: the whole listing, every page from its request to the end of its answer,
+//! has the upstream's timeout (`--timeout`), so a call waits at most that long more. Whatever goes wrong — refused, a status that is not a success, a timeout, a
 //! broken or non-JSON answer, an error answer — ends the listing
 //! ([`Shaper::abandon_listing`](crate::Shaper::abandon_listing): its answer cannot come
 //! on any other stream) and the client's message is sent all the same: the call is
@@ -64,7 +64,7 @@ impl Shaping {
 /// Send the shaper's own `requests` (from [`Shaping::client_route`]) to `upstream`,
 /// each with `headers` (the session's, as the client's message will carry them) and
 /// the content type and `Accept` of a Streamable HTTP client; feed the answers to the
-/// shaper and follow its next pages, each within the upstream's timeout. On a failure
+/// shaper and follow its next pages, all within the upstream's timeout. On a failure
 /// the listing is abandoned, and this returns all the same.
 ///
 /// Returns the messages for the client: the ones the shaper held and released (none,
@@ -82,22 +82,17 @@ pub async fn list_first(
     // Dropped before the listing is over (the gateway's client went away and its
     // request with it): the listing is abandoned, not left in flight for ever.
     let mut unfinished = Unfinished(Some(shaping));
-    while let Some(request) = requests.pop() {
-        let page = tokio::time::timeout(
-            upstream.timeout(),
-            one_page(upstream, shaping, request, headers, &mut for_client),
-        )
-        .await;
-        match page {
-            Ok(Ok(route)) => {
-                requests.extend(route.to_server);
-                for_client.extend(route.to_client);
-            }
-            Ok(Err(_)) | Err(_) => {
-                for_client.extend(shaping.abandon_listing());
-                break;
-            }
+    let listed = tokio::time::timeout(upstream.timeout(), async {
+        while let Some(request) = requests.pop() {
+            let route = one_page(upstream, shaping, request, headers, &mut for_client).await?;
+            requests.extend(route.to_server);
+            for_client.extend(route.to_client);
         }
+        Ok::<(), UpstreamFailure>(())
+    })
+    .await;
+    if !matches!(listed, Ok(Ok(()))) {
+        for_client.extend(shaping.abandon_listing());
     }
     unfinished.0 = None;
     for_client
