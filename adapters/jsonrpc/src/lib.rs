@@ -31,6 +31,7 @@
 #![forbid(unsafe_code)]
 
 pub mod framing;
+pub mod held;
 pub mod http;
 pub mod listing;
 pub mod message;

@@ -26,8 +26,7 @@
 //!   was killed by signal N).
 
 use std::ffi::OsString;
-use std::fs::File;
-use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{self, BufWriter, Read, Write};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Sender};
@@ -45,6 +44,7 @@ use signal_hook::iterator::Signals;
 
 use crate::Shaper;
 use crate::framing::{LineReader, write_line};
+use crate::held::HeldBytes;
 use crate::stream::{ServerStream, Sink};
 
 /// The server to run: a program and its arguments.
@@ -227,17 +227,6 @@ pub fn run(server: &ServerCommand, shaper: Shaper, log_failures: bool) -> io::Re
 /// How much of the server's output is read at a time.
 const READ_BYTES: usize = 256 << 10;
 
-/// Bytes of a long line held in memory before they go to a temporary file (B3).
-const HOLD_IN_MEMORY_BYTES: usize = 4 << 20;
-
-/// The bytes of the line being scanned: in memory, then in an unnamed temporary file
-/// (removed by the system when closed) once they pass [`HOLD_IN_MEMORY_BYTES`].
-#[derive(Default)]
-struct HeldBytes {
-    memory: Vec<u8>,
-    file: Option<File>,
-}
-
 /// The client's side of [`ServerStream`]: this process's stdout, the held bytes,
 /// and the channel to the writer of the shaper's own requests.
 struct ClientSink<'a> {
@@ -261,18 +250,6 @@ impl ClientSink<'_> {
             self.client_gone = true;
         }
     }
-
-    /// Where held bytes go once memory holds enough: a temporary file. If none can
-    /// be made, memory it is (nothing is lost, B1).
-    fn spill(&mut self) -> Option<&mut File> {
-        if self.held.file.is_none() {
-            let mut file = tempfile::tempfile().ok()?;
-            file.write_all(&self.held.memory).ok()?;
-            self.held.memory = Vec::new();
-            self.held.file = Some(file);
-        }
-        self.held.file.as_mut()
-    }
 }
 
 impl Sink for ClientSink<'_> {
@@ -281,28 +258,13 @@ impl Sink for ClientSink<'_> {
     }
 
     fn hold(&mut self, bytes: &[u8]) {
-        let spills =
-            self.held.file.is_some() || self.held.memory.len() + bytes.len() > HOLD_IN_MEMORY_BYTES;
-        if spills
-            && let Some(file) = self.spill()
-            && file.write_all(bytes).is_ok()
-        {
-            return;
-        }
-        self.held.memory.extend_from_slice(bytes);
+        self.held.hold(bytes);
     }
 
     fn release(&mut self) {
-        if let Some(mut file) = self.held.file.take() {
-            let mut chunk = vec![0; READ_BYTES];
-            if file.seek(SeekFrom::Start(0)).is_ok() {
-                while let Ok(n @ 1..) = file.read(&mut chunk) {
-                    self.write(&chunk[..n]);
-                }
-            }
+        for piece in self.held.take().pieces() {
+            self.write(&piece);
         }
-        let memory = std::mem::take(&mut self.held.memory);
-        self.write(&memory);
     }
 
     fn discard(&mut self) {
@@ -310,15 +272,7 @@ impl Sink for ClientSink<'_> {
     }
 
     fn take_held(&mut self) -> Vec<u8> {
-        let mut whole = Vec::new();
-        if let Some(mut file) = self.held.file.take()
-            && file.seek(SeekFrom::Start(0)).is_ok()
-        {
-            let _ = file.read_to_end(&mut whole);
-        }
-        whole.append(&mut self.held.memory);
-        self.held = HeldBytes::default();
-        whole
+        self.held.take().read_whole()
     }
 
     fn to_server(&mut self, request: Vec<u8>) {

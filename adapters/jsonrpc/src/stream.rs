@@ -32,7 +32,7 @@
 //! ```
 
 use crate::scan::Scan;
-use crate::shaper::{Forward, LongMessage, Route, Shaper};
+use crate::shaper::{Forward, LongMessage as LongDecision, Route, Shaper};
 
 /// Lines up to this long are shaped whole; longer ones are scanned as they come.
 ///
@@ -105,6 +105,317 @@ impl Sink for MemorySink {
     }
 }
 
+/// How messages are framed on the way to the client: what ends one sent as it came,
+/// how one the shaper wrote is sent, and where the message is in a framed one. The
+/// framing of the stdio proxy is [`LineFrame`]; the HTTP modes have theirs
+/// ([`crate::http::shape`]).
+pub trait Frame {
+    /// Send what ends a message sent as it came, if anything (a line's line break).
+    fn end_original(&mut self, sink: &mut impl Sink);
+    /// Send `message`, which the shaper wrote in place of the one that came.
+    fn send_rewritten(&mut self, message: &[u8], sink: &mut impl Sink);
+    /// Send `message`, one of the shaper's own (a held answer it releases).
+    fn send_new(&mut self, message: &[u8], sink: &mut impl Sink) {
+        self.send_rewritten(message, sink);
+    }
+    /// The JSON-RPC message carried by `raw`, the whole framed bytes of one.
+    fn message<'a>(&self, raw: &'a [u8]) -> std::borrow::Cow<'a, [u8]> {
+        std::borrow::Cow::Borrowed(raw)
+    }
+    /// The shaper's decision for a message read whole. A transport that can send the
+    /// shaper's own requests takes [`Shaper::route_server_message`] (the default);
+    /// one that cannot hold a message back takes [`Shaper::server_message`].
+    fn route(&self, shaper: &mut Shaper, message: &[u8]) -> Route {
+        shaper.route_server_message(message)
+    }
+}
+
+/// Newline-delimited JSON: each message is one line.
+///
+/// ```
+/// use backstop_jsonrpc::stream::{Frame, LineFrame, MemorySink};
+/// let mut sink = MemorySink::default();
+/// LineFrame.send_rewritten(b"{}", &mut sink);
+/// assert_eq!(sink.sent, b"{}\n");
+/// ```
+#[derive(Debug, Default, Clone, Copy)]
+pub struct LineFrame;
+
+impl Frame for LineFrame {
+    fn end_original(&mut self, sink: &mut impl Sink) {
+        sink.send(b"\n");
+    }
+    fn send_rewritten(&mut self, message: &[u8], sink: &mut impl Sink) {
+        sink.send(message);
+        sink.send(b"\n");
+    }
+}
+
+/// One long message as it comes (see the [module docs](self)): scanned, its framed
+/// bytes held until the shaper decides, or sent on as they come once it cannot need a
+/// change. What it is pushed is two views of the same bytes: the message's own (for
+/// the scan) and the framed ones (for the client); in a line they are the same.
+#[derive(Debug)]
+pub struct LongMessage {
+    state: LongState,
+    /// The raw top-level `id` of a response, once known.
+    answers: Option<Vec<u8>>,
+}
+
+#[derive(Debug)]
+enum LongState {
+    /// Sending the rest as it comes; still scanning it when its `id`, which comes
+    /// later, is to be known (the request it answers is then no longer pending).
+    Passing(Option<Box<Scan>>),
+    /// Scanning, the framed bytes held.
+    Scanning {
+        scan: Box<Scan>,
+        /// What was known when the shaper was last asked whether it may pass.
+        asked: (bool, bool, bool),
+    },
+}
+
+impl LongMessage {
+    /// A long message for `shaper`'s cap.
+    ///
+    /// ```
+    /// use backstop_jsonrpc::{Shaper, stream::{LineFrame, LongMessage, MemorySink}};
+    /// let mut shaper = Shaper::default();
+    /// let mut sink = MemorySink::default();
+    /// let mut long = LongMessage::new(&shaper);
+    /// long.push(&mut shaper, br#"{"jsonrpc":"2.0","method":"notifications/progress"}"#, b"raw", &mut sink);
+    /// assert_eq!(sink.sent, b"raw", "a notification passes as it comes");
+    /// long.end(&mut shaper, &mut LineFrame, &mut sink);
+    /// assert_eq!(sink.sent, b"raw\n");
+    /// ```
+    pub fn new(shaper: &Shaper) -> Self {
+        Self {
+            state: LongState::Scanning {
+                scan: Box::new(Scan::new(shaper.limit().max_bytes())),
+                asked: (false, false, false),
+            },
+            answers: None,
+        }
+    }
+
+    /// The next bytes: `message` of the message itself, `framed` for the client.
+    pub fn push(
+        &mut self,
+        shaper: &mut Shaper,
+        message: &[u8],
+        framed: &[u8],
+        sink: &mut impl Sink,
+    ) {
+        let (scan, asked) = match &mut self.state {
+            LongState::Passing(scan) => {
+                sink.send(framed);
+                if let Some(scan) = scan {
+                    scan.push(message);
+                }
+                return;
+            }
+            LongState::Scanning { scan, asked } => (scan, asked),
+        };
+        scan.push(message);
+        sink.hold(framed);
+        let known = (
+            scan.top_id().is_some(),
+            scan.top_method().is_some(),
+            scan.top_result(),
+        );
+        if !scan.is_invalid() && known == *asked {
+            return;
+        }
+        *asked = known;
+        let invalid = scan.is_invalid();
+        if !invalid && !shaper.passes_early(scan.top_id(), scan.top_method(), scan.top_result()) {
+            return;
+        }
+        if !invalid && !known.1 {
+            self.answers = scan.top_id().map(<[u8]>::to_vec);
+        }
+        sink.release();
+        let scan_on = !invalid && known == (false, false, true);
+        if let LongState::Scanning { scan, .. } =
+            std::mem::replace(&mut self.state, LongState::Passing(None))
+        {
+            self.state = LongState::Passing(scan_on.then_some(scan));
+        }
+    }
+
+    /// The end of the message: sent, or decided and sent. The raw JSON ids of the
+    /// responses it was (one, or a batch's read whole).
+    pub fn end(
+        self,
+        shaper: &mut Shaper,
+        frame: &mut impl Frame,
+        sink: &mut impl Sink,
+    ) -> Vec<String> {
+        let mut answers: Vec<String> = self
+            .answers
+            .iter()
+            .filter_map(|id| String::from_utf8(id.clone()).ok())
+            .collect();
+        match self.state {
+            LongState::Passing(scan) => {
+                frame.end_original(sink);
+                if let Some(scan) = scan {
+                    let scanned = scan.finish();
+                    if !scanned.invalid {
+                        shaper.passes_early(scanned.id.as_deref(), None, true);
+                        answers.extend(scanned.id.and_then(|id| String::from_utf8(id).ok()));
+                    }
+                }
+            }
+            LongState::Scanning { scan, .. } => {
+                let scanned = scan.finish();
+                if scanned.method.is_none() {
+                    answers.extend(scanned.id.clone().and_then(|id| String::from_utf8(id).ok()));
+                }
+                match shaper.long_server_message(&scanned) {
+                    LongDecision::Route(route) => emit(route, Held::InSink, frame, sink),
+                    LongDecision::NeedsWhole => {
+                        let whole = sink.take_held();
+                        let message = frame.message(&whole);
+                        answers = crate::http::response_ids(&message);
+                        let route = frame.route(shaper, &message);
+                        emit(route, Held::Here(&whole), frame, sink);
+                    }
+                }
+            }
+        }
+        answers
+    }
+}
+
+/// One message of any length as it comes, in a [`Frame`]: collected and shaped whole
+/// up to a length, a [`LongMessage`] past it. For a transport whose messages are
+/// framed one by one (an HTTP body, an SSE event).
+///
+/// ```
+/// use backstop_jsonrpc::{Shaper, stream::{LineFrame, MemorySink, Message}};
+/// let mut shaper = Shaper::default();
+/// shaper.client_message(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#);
+/// let mut sink = MemorySink::default();
+/// let mut message = Message::new(LineFrame, 1 << 20);
+/// message.push(&mut shaper, br#"{"jsonrpc":"2.0","id":1,"#, b"raw1 ", &mut sink);
+/// message.push(&mut shaper, br#""error":{"code":-32603,"message":"boom"}}"#, b"raw2", &mut sink);
+/// assert!(sink.sent.is_empty(), "a short message is shaped whole, at its end");
+/// let ended = message.end(&mut shaper, &mut sink);
+/// assert_eq!(ended.answered, ["1"]);
+/// assert!(String::from_utf8(sink.sent).unwrap().contains(r#""isError":true"#));
+/// ```
+#[derive(Debug)]
+pub struct Message<F> {
+    frame: F,
+    whole_bytes: usize,
+    state: MessageState,
+}
+
+#[derive(Debug)]
+enum MessageState {
+    Collecting { message: Vec<u8>, framed: Vec<u8> },
+    Long(LongMessage),
+}
+
+/// What a [`Message`] was, once it ended.
+#[derive(Debug, Default)]
+pub struct Ended {
+    /// The raw JSON ids of the responses it carried.
+    pub answered: Vec<String>,
+    /// The message, when it was read whole (a short one).
+    pub whole: Option<Vec<u8>>,
+}
+
+impl<F: Frame> Message<F> {
+    /// A message in `frame`, shaped whole up to `whole_bytes` of framed bytes.
+    pub fn new(frame: F, whole_bytes: usize) -> Self {
+        Self {
+            frame,
+            whole_bytes,
+            state: MessageState::Collecting {
+                message: Vec::new(),
+                framed: Vec::new(),
+            },
+        }
+    }
+
+    /// The message so far while it is short enough to be read whole; `None` once it
+    /// is not.
+    pub fn whole(&self) -> Option<&[u8]> {
+        match &self.state {
+            MessageState::Collecting { message, .. } => Some(message),
+            MessageState::Long(_) => None,
+        }
+    }
+
+    /// The frame, to be told more of the message's framing as it comes.
+    pub fn frame_mut(&mut self) -> &mut F {
+        &mut self.frame
+    }
+
+    /// The next bytes: `message` of the message itself, `framed` for the client.
+    pub fn push(
+        &mut self,
+        shaper: &mut Shaper,
+        message: &[u8],
+        framed: &[u8],
+        sink: &mut impl Sink,
+    ) {
+        match &mut self.state {
+            MessageState::Collecting {
+                message: kept,
+                framed: kept_framed,
+            } if kept_framed.len() + framed.len() <= self.whole_bytes => {
+                kept.extend_from_slice(message);
+                kept_framed.extend_from_slice(framed);
+            }
+            MessageState::Collecting {
+                message: kept,
+                framed: kept_framed,
+            } => {
+                let (kept, kept_framed) = (std::mem::take(kept), std::mem::take(kept_framed));
+                let mut long = LongMessage::new(shaper);
+                long.push(shaper, &kept, &kept_framed, sink);
+                long.push(shaper, message, framed, sink);
+                self.state = MessageState::Long(long);
+            }
+            MessageState::Long(long) => long.push(shaper, message, framed, sink),
+        }
+    }
+
+    /// The end of the message: it is sent, as it came or as the shaper rewrote it.
+    pub fn end(mut self, shaper: &mut Shaper, sink: &mut impl Sink) -> Ended {
+        match self.state {
+            MessageState::Long(long) => Ended {
+                answered: long.end(shaper, &mut self.frame, sink),
+                whole: None,
+            },
+            MessageState::Collecting { message, framed } => {
+                let route = self.frame.route(shaper, &message);
+                emit(route, Held::Here(&framed), &mut self.frame, sink);
+                Ended {
+                    answered: crate::http::response_ids(&message),
+                    whole: Some(message),
+                }
+            }
+        }
+    }
+
+    /// The end of a message that carried nothing to shape (an SSE event without
+    /// data): its framed bytes are sent as they came.
+    pub fn pass(self, sink: &mut impl Sink) {
+        match self.state {
+            MessageState::Collecting { framed, .. } => sink.send(&framed),
+            MessageState::Long(LongMessage {
+                state: LongState::Scanning { .. },
+                ..
+            }) => sink.release(),
+            MessageState::Long(_) => {}
+        }
+    }
+}
+
 /// The server's byte stream, shaped line by line as it arrives (see the
 /// [module docs](self)).
 ///
@@ -116,22 +427,7 @@ impl Sink for MemorySink {
 pub struct ServerStream {
     whole_line_bytes: usize,
     line: Vec<u8>,
-    state: State,
-}
-
-#[derive(Debug)]
-enum State {
-    /// Collecting a line to shape whole.
-    Line,
-    /// Sending the rest of a line as it comes; still scanning it when its `id`, which
-    /// comes later, is to be known (the request it answers is then no longer pending).
-    Passing(Option<Box<Scan>>),
-    /// Scanning a long line, its bytes held.
-    Scanning {
-        scan: Box<Scan>,
-        /// What was known when the shaper was last asked whether the line may pass.
-        asked: (bool, bool, bool),
-    },
+    long: Option<LongMessage>,
 }
 
 impl Default for ServerStream {
@@ -151,7 +447,7 @@ impl ServerStream {
         Self {
             whole_line_bytes,
             line: Vec::new(),
-            state: State::Line,
+            long: None,
         }
     }
 
@@ -168,34 +464,24 @@ impl ServerStream {
                 None => (chunk, &[][..], false),
             };
             chunk = rest;
-            match self.state {
-                State::Line if self.line.len() + part.len() <= self.whole_line_bytes => {
+            match &mut self.long {
+                None if self.line.len() + part.len() <= self.whole_line_bytes => {
                     self.line.extend_from_slice(part);
                     if ends {
                         self.whole_line(shaper, sink);
                     }
                 }
-                State::Line => {
-                    let mut scan = Box::new(Scan::new(shaper.limit().max_bytes()));
+                None => {
+                    let mut long = LongMessage::new(shaper);
                     let line = std::mem::take(&mut self.line);
-                    scan.push(&line);
-                    sink.hold(&line);
-                    self.state = State::Scanning {
-                        scan,
-                        asked: (false, false, false),
-                    };
-                    self.scanning(shaper, part, ends, sink);
+                    long.push(shaper, &line, &line, sink);
+                    long.push(shaper, part, part, sink);
+                    self.long = Some(long);
                 }
-                State::Passing(ref mut scan) => {
-                    sink.send(part);
-                    if let Some(scan) = scan {
-                        scan.push(part);
-                    }
-                    if ends {
-                        self.end_passing(shaper, sink);
-                    }
-                }
-                State::Scanning { .. } => self.scanning(shaper, part, ends, sink),
+                Some(long) => long.push(shaper, part, part, sink),
+            }
+            if ends && let Some(long) = self.long.take() {
+                long.end(shaper, &mut LineFrame, sink);
             }
         }
     }
@@ -203,112 +489,55 @@ impl ServerStream {
     /// The end of the server's output: a last line without its line break is still a
     /// line (and gets one).
     pub fn finish(&mut self, shaper: &mut Shaper, sink: &mut impl Sink) {
-        match self.state {
-            State::Line if self.line.is_empty() => {}
-            State::Line => self.whole_line(shaper, sink),
-            State::Passing(_) => self.end_passing(shaper, sink),
-            State::Scanning { .. } => self.scanning(shaper, b"", true, sink),
-        }
-    }
-
-    /// The end of a line sent on as it came: its line break, and — if it was still
-    /// scanned for its `id` — the request it answers is no longer pending.
-    fn end_passing(&mut self, shaper: &mut Shaper, sink: &mut impl Sink) {
-        sink.send(b"\n");
-        if let State::Passing(Some(scan)) = std::mem::replace(&mut self.state, State::Line) {
-            let scanned = scan.finish();
-            if !scanned.invalid {
-                shaper.passes_early(scanned.id.as_deref(), None, true);
+        match self.long.take() {
+            Some(long) => {
+                long.end(shaper, &mut LineFrame, sink);
             }
+            None if self.line.is_empty() => {}
+            None => self.whole_line(shaper, sink),
         }
     }
 
     fn whole_line(&mut self, shaper: &mut Shaper, sink: &mut impl Sink) {
         let route = shaper.route_server_message(&self.line);
-        emit(route, Held::Here(&self.line), sink);
+        emit(route, Held::Here(&self.line), &mut LineFrame, sink);
         if self.line.capacity() > crate::framing::KEEP_BUFFER_BYTES {
             self.line = Vec::new();
         }
         self.line.clear();
     }
-
-    fn scanning(&mut self, shaper: &mut Shaper, part: &[u8], ends: bool, sink: &mut impl Sink) {
-        let State::Scanning { scan, asked } = &mut self.state else {
-            return;
-        };
-        scan.push(part);
-        sink.hold(part);
-        let known = (
-            scan.top_id().is_some(),
-            scan.top_method().is_some(),
-            scan.top_result(),
-        );
-        if scan.is_invalid() || known != *asked {
-            *asked = known;
-            let invalid = scan.is_invalid();
-            if invalid || shaper.passes_early(scan.top_id(), scan.top_method(), scan.top_result()) {
-                sink.release();
-                let scan_on = !invalid && known == (false, false, true);
-                let State::Scanning { scan, .. } = std::mem::replace(&mut self.state, State::Line)
-                else {
-                    return;
-                };
-                self.state = State::Passing(scan_on.then_some(scan));
-                if ends {
-                    self.end_passing(shaper, sink);
-                }
-                return;
-            }
-        }
-        if !ends {
-            return;
-        }
-        let State::Scanning { scan, .. } = std::mem::replace(&mut self.state, State::Line) else {
-            return;
-        };
-        match shaper.long_server_message(&scan.finish()) {
-            LongMessage::Route(route) => emit(route, Held::InSink, sink),
-            LongMessage::NeedsWhole => {
-                let whole = sink.take_held();
-                let route = shaper.route_server_message(&whole);
-                emit(route, Held::Here(&whole), sink);
-            }
-        }
-    }
 }
 
-/// Where the line a route is about is.
+/// Where the message a route is about is.
 enum Held<'a> {
     Here(&'a [u8]),
     InSink,
 }
 
-/// Send what `route` says, the line itself from `held`.
-fn emit(route: Route, held: Held<'_>, sink: &mut impl Sink) {
+/// Send what `route` says in `frame`, the message itself from `held`.
+fn emit(route: Route, held: Held<'_>, frame: &mut impl Frame, sink: &mut impl Sink) {
     for request in route.to_server {
         sink.to_server(request);
     }
     for message in &route.to_client {
-        sink.send(message);
-        sink.send(b"\n");
+        frame.send_new(message, sink);
     }
     match (route.forward, held) {
         (None, Held::InSink) => sink.discard(),
         (None, Held::Here(_)) => {}
-        (Some(Forward::Unchanged), Held::Here(line)) => {
-            sink.send(line);
-            sink.send(b"\n");
+        (Some(Forward::Unchanged), Held::Here(framed)) => {
+            sink.send(framed);
+            frame.end_original(sink);
         }
         (Some(Forward::Unchanged), Held::InSink) => {
             sink.release();
-            sink.send(b"\n");
+            frame.end_original(sink);
         }
         (Some(Forward::Rewritten(bytes)), held) => {
             if matches!(held, Held::InSink) {
                 sink.discard();
             }
-            sink.send(&bytes);
-            sink.send(b"\n");
+            frame.send_rewritten(&bytes, sink);
         }
     }
 }

@@ -5,7 +5,10 @@
 //!   text/event-stream`, the session's `Mcp-Session-Id` and `MCP-Protocol-Version`
 //!   once the server has given them, and the `--header`s given — no other header.
 //! - The answer is a JSON body or an SSE stream; each message (the body, or one event's
-//!   data) is shaped and written to stdout as one line, as it arrives.
+//!   data) is shaped and written to stdout as one line, as it arrives
+//!   ([`super::shape`]): a long one is scanned and held (past 4 MiB in a temporary
+//!   file) or streams through, in memory bounded by the cap (B3); while one streams
+//!   through, no other line is written into it.
 //! - Messages without requests (notifications, the client's answers to the server)
 //!   and `initialize` are sent one at a time, in order, each awaited (so the session id
 //!   is known before the next); other requests are sent as they come, concurrently
@@ -40,11 +43,11 @@ use tokio::task::JoinSet;
 
 use super::headers::{PROTOCOL_VERSION, SESSION_ID, is_event_stream, set_post_headers};
 use super::listing::list_first;
-use super::sse::SseParser;
+use super::shape::{BodyShaper, EventShaper, Out, QueueSink, Queued};
 use super::upstream::{Upstream, UpstreamFailure};
-use super::{Options, Shaping, is_json, lock, request_ids, response_ids};
-use crate::Forward;
-use crate::framing::{LineReader, write_line};
+use super::{Options, Shaping, is_json, lock, request_ids};
+use crate::framing::LineReader;
+use crate::stream::{Ended, Sink};
 
 /// How many times a GET stream that ended (or could not be opened) is opened again in
 /// a row without an event: with [`reconnect_delay`]'s doubling, about 15 s of trying.
@@ -79,25 +82,22 @@ pub fn reconnect_delay(misses: u32, retry: Option<Duration>) -> Duration {
     })
 }
 
-/// The reconnection time an SSE event sets: its last `retry:` field whose value is
-/// ASCII digits (milliseconds), as the SSE standard reads it.
+/// The reconnection time an SSE `retry:` field's value sets: ASCII digits, in
+/// milliseconds, as the SSE standard reads it; anything else sets none.
 ///
 /// ```
 /// use std::time::Duration;
-/// use backstop_jsonrpc::http::client::retry_field;
-/// assert_eq!(retry_field(b"id: 1\nretry: 1500\ndata: {}\n\n"), Some(Duration::from_millis(1500)));
-/// assert_eq!(retry_field(b"retry:20\r\n\r\n"), Some(Duration::from_millis(20)));
-/// assert_eq!(retry_field(b"retry: soon\n\n"), None);
-/// assert_eq!(retry_field(b"data: retry: 5\n\n"), None);
+/// use backstop_jsonrpc::http::client::retry_value;
+/// assert_eq!(retry_value(b"1500"), Some(Duration::from_millis(1500)));
+/// assert_eq!(retry_value(b"soon"), None);
+/// assert_eq!(retry_value(b""), None);
+/// assert_eq!(retry_value(b"-5"), None);
 /// ```
-pub fn retry_field(event: &[u8]) -> Option<Duration> {
-    event
-        .split(|byte| *byte == b'\n' || *byte == b'\r')
-        .filter_map(|line| line.strip_prefix(b"retry:"))
-        .map(|value| value.strip_prefix(b" ").unwrap_or(value))
-        .filter(|value| !value.is_empty() && value.iter().all(u8::is_ascii_digit))
-        .filter_map(|value| std::str::from_utf8(value).ok()?.parse::<u64>().ok())
-        .next_back()
+pub fn retry_value(value: &[u8]) -> Option<Duration> {
+    let digits = !value.is_empty() && value.iter().all(u8::is_ascii_digit);
+    digits
+        .then(|| std::str::from_utf8(value).ok()?.parse::<u64>().ok())
+        .flatten()
         .map(Duration::from_millis)
 }
 
@@ -131,10 +131,13 @@ struct Session {
     /// The raw ids of `initialize` requests not answered yet.
     initializing: Mutex<Vec<String>>,
     /// The reconnection time the server's last SSE `retry:` field set
-    /// ([`retry_field`]), for reopening the GET stream; `None` until the stream
-    /// reader records one.
+    /// ([`retry_value`]), for reopening the GET stream.
     retry: Mutex<Option<Duration>>,
+    /// Bytes for stdout, written as they come (no line break added).
     out: UnboundedSender<Vec<u8>>,
+    /// Held by whoever writes to stdout, for as long as a message it writes is not
+    /// whole: a long message streams through, and no other line may cut into it.
+    writing: tokio::sync::Mutex<()>,
 }
 
 impl Session {
@@ -163,10 +166,25 @@ impl Session {
     }
 
     /// Write errors for `ids` to the client; they are no longer pending.
-    fn fail(&self, ids: &[String], failure: &UpstreamFailure) {
+    async fn fail(&self, ids: &[String], failure: &UpstreamFailure) {
         let error = failure.to_error(self.upstream.address());
-        for answer in self.shaping.fail_requests(ids, &error) {
-            let _ = self.out.send(answer);
+        self.write_lines(self.shaping.fail_requests(ids, &error))
+            .await;
+    }
+
+    /// Write whole messages to the client, one line each.
+    async fn write_lines(&self, messages: Vec<Vec<u8>>) {
+        let _writing = self.writing.lock().await;
+        for mut line in messages {
+            // Data of several lines: JSON allows a space wherever it has a line break
+            // outside a string (and has none inside one), and stdout takes one line.
+            for byte in &mut line {
+                if *byte == b'\n' || *byte == b'\r' {
+                    *byte = b' ';
+                }
+            }
+            line.push(b'\n');
+            let _ = self.out.send(line);
         }
     }
 
@@ -175,36 +193,33 @@ impl Session {
     async fn send(&self, body: Bytes, ids: Vec<String>, listing: Vec<Vec<u8>>) {
         if !listing.is_empty() {
             let headers = self.headers();
-            for message in list_first(&self.upstream, &self.shaping, listing, &headers).await {
-                self.write(message);
-            }
+            let for_client = list_first(&self.upstream, &self.shaping, listing, &headers).await;
+            self.write_lines(for_client).await;
         }
         self.post(body, ids).await;
     }
 
-    /// Write a message to the client as one line.
-    fn write(&self, mut line: Vec<u8>) {
-        // Data of several lines: JSON allows a space wherever it has a line break
-        // outside a string (and has none inside one), and stdout takes one line.
-        for byte in &mut line {
-            if *byte == b'\n' || *byte == b'\r' {
-                *byte = b' ';
+    /// Send what `sink` queued to stdout, held bytes read back a piece at a time.
+    fn send_queued(&self, sink: &mut QueueSink) {
+        for queued in sink.drain() {
+            match queued {
+                Queued::Bytes(bytes) => {
+                    let _ = self.out.send(bytes);
+                }
+                Queued::Held(held) => held.pieces().for_each(|piece| {
+                    let _ = self.out.send(piece);
+                }),
             }
         }
-        let _ = self.out.send(line);
     }
 
-    /// A message from the server: shaped, written as one line; its answers struck
-    /// from `ids`.
-    fn server_message(&self, message: &[u8], ids: &mut Vec<String>) {
-        let answered = response_ids(message);
-        ids.retain(|id| !answered.contains(id));
-        self.learn_protocol(message, &answered);
-        let line = match self.shaping.server_body(message) {
-            Forward::Unchanged => message.to_vec(),
-            Forward::Rewritten(bytes) => bytes,
-        };
-        self.write(line);
+    /// A message from the server ended: its answers are struck from `ids`, and an
+    /// answer to `initialize` gives the revision.
+    fn ended(&self, ended: &Ended, ids: &mut Vec<String>) {
+        ids.retain(|id| !ended.answered.contains(id));
+        if let Some(message) = &ended.whole {
+            self.learn_protocol(message, &ended.answered);
+        }
     }
 
     /// The revision the server's answer to `initialize` names, kept for the
@@ -229,11 +244,11 @@ impl Session {
         set_post_headers(request.headers_mut());
         let response = match self.upstream.send(request).await {
             Ok(response) => response,
-            Err(failure) => return self.fail(&ids, &failure),
+            Err(failure) => return self.fail(&ids, &failure).await,
         };
         let (head, mut body) = response.into_parts();
         if !head.status.is_success() {
-            return self.fail(&ids, &UpstreamFailure::Status(head.status));
+            return self.fail(&ids, &UpstreamFailure::Status(head.status)).await;
         }
         if let Some(id) = head.headers.get(SESSION_ID) {
             let mut known = lock(&self.id);
@@ -248,19 +263,63 @@ impl Session {
         if is_event_stream(&head.headers) {
             let ended = self.events(&mut body, &mut ids, false, &mut None).await;
             if !ids.is_empty() {
-                self.fail(&ids, &ended.unwrap_or(UpstreamFailure::Broken));
+                self.fail(&ids, &ended.unwrap_or(UpstreamFailure::Broken))
+                    .await;
             }
             return;
         }
-        match self.upstream.whole(&mut body).await {
-            Err(failure) => self.fail(&ids, &failure),
-            Ok(whole) if !is_json(&whole) => self.fail(&ids, &UpstreamFailure::NotJson),
-            Ok(whole) => self.server_message(&whole, &mut ids),
+        if let Err(failure) = self.json_body(&mut body, &mut ids).await {
+            self.fail(&ids, &failure).await;
         }
     }
 
-    /// Read an SSE stream, each event's data a server message; the failure it ended
-    /// with, if any. `last_id` is kept up to date for a GET stream's resumption.
+    /// Read a JSON body, shaped as it arrives into one line for stdout; the failure
+    /// it ended with, if any (a short body that is not JSON is one).
+    async fn json_body(
+        &self,
+        body: &mut hyper::body::Incoming,
+        ids: &mut Vec<String>,
+    ) -> Result<(), UpstreamFailure> {
+        let mut shaped = BodyShaper::new(Out::Lines);
+        let mut sink = QueueSink::default();
+        let mut writing = None;
+        loop {
+            match self.upstream.next_data(body, false).await {
+                Ok(Some(data)) => {
+                    self.shaping
+                        .shape(|shaper| shaped.push(shaper, &data, &mut sink));
+                    if !sink.is_empty() {
+                        if writing.is_none() {
+                            writing = Some(self.writing.lock().await);
+                        }
+                        self.send_queued(&mut sink);
+                    }
+                }
+                Ok(None) => break,
+                Err(failure) => {
+                    if sink.sent_some() {
+                        let _ = self.out.send(b"\n".to_vec());
+                    }
+                    return Err(failure);
+                }
+            }
+        }
+        if shaped.whole().is_some_and(|whole| !is_json(whole)) {
+            return Err(UpstreamFailure::NotJson);
+        }
+        let ended = self.shaping.shape(|shaper| shaped.end(shaper, &mut sink));
+        self.ended(&ended, ids);
+        if writing.is_none() {
+            writing = Some(self.writing.lock().await);
+        }
+        self.send_queued(&mut sink);
+        drop(writing);
+        Ok(())
+    }
+
+    /// Read an SSE stream, each event's data a server message shaped as it arrives
+    /// into one line for stdout; the failure it ended with, if any. `last_id` is kept
+    /// up to date for a GET stream's resumption.
     async fn events(
         &self,
         body: &mut hyper::body::Incoming,
@@ -268,22 +327,54 @@ impl Session {
         patient: bool,
         last_id: &mut Option<HeaderValue>,
     ) -> Option<UpstreamFailure> {
-        let mut parser = SseParser::default();
-        loop {
+        let mut events = EventShaper::new(Out::Lines);
+        let mut sink = QueueSink::default();
+        let mut writing = None;
+        let failure = loop {
             let data = match self.upstream.next_data(body, patient).await {
                 Ok(Some(data)) => data,
-                Ok(None) => return None,
-                Err(failure) => return Some(failure),
+                Ok(None) => break None,
+                Err(failure) => break Some(failure),
             };
-            for event in parser.feed(&data) {
-                if let Some(id) = event.id().and_then(|id| HeaderValue::from_bytes(id).ok()) {
+            let ended = self
+                .shaping
+                .shape(|shaper| events.push(shaper, &data, &mut sink));
+            for event in ended {
+                if let Some(id) = event.id.and_then(|id| HeaderValue::from_bytes(&id).ok()) {
                     *last_id = Some(id);
                 }
-                if let Some(message) = event.data().filter(|data| !data.is_empty()) {
-                    self.server_message(&message, ids);
+                if let Some(retry) = event.retry.as_deref().and_then(retry_value) {
+                    *lock(&self.retry) = Some(retry);
+                }
+                if let Some(message) = &event.message {
+                    self.ended(message, ids);
                 }
             }
+            if !sink.is_empty() {
+                if writing.is_none() {
+                    writing = Some(self.writing.lock().await);
+                }
+                self.send_queued(&mut sink);
+            }
+            // Stdout is another's again once no message of this stream is half written.
+            if !sink.sent_some() {
+                writing = None;
+            }
+        };
+        if self
+            .shaping
+            .shape(|shaper| events.finish(shaper, false, &mut sink))
+        {
+            sink.send(b"\n");
         }
+        if !sink.is_empty() {
+            if writing.is_none() {
+                writing = Some(self.writing.lock().await);
+            }
+            self.send_queued(&mut sink);
+        }
+        drop(writing);
+        failure
     }
 
     /// The server's own stream, for as long as it offers one: reopened with
@@ -347,15 +438,16 @@ fn read_stdin() -> UnboundedReceiver<Vec<u8>> {
     receiver
 }
 
-/// Lines for stdout, written on a thread of their own, flushed whenever none waits.
+/// Bytes for stdout, written on a thread of their own as they come, flushed whenever
+/// none wait.
 fn write_stdout() -> (UnboundedSender<Vec<u8>>, std::thread::JoinHandle<()>) {
     let (sender, mut receiver) = unbounded_channel::<Vec<u8>>();
     let writer = std::thread::spawn(move || {
         let mut out = BufWriter::with_capacity(64 << 10, io::stdout().lock());
-        while let Some(line) = receiver.blocking_recv() {
-            let mut sent = write_line(&mut out, &line);
-            while let Ok(line) = receiver.try_recv() {
-                sent = sent.and_then(|()| write_line(&mut out, &line));
+        while let Some(bytes) = receiver.blocking_recv() {
+            let mut sent = out.write_all(&bytes);
+            while let Ok(bytes) = receiver.try_recv() {
+                sent = sent.and_then(|()| out.write_all(&bytes));
             }
             if sent.and_then(|()| out.flush()).is_err() {
                 return; // the client went away
@@ -404,6 +496,7 @@ pub fn run(upstream: Upstream, extra: HeaderMap, options: Options) -> io::Result
             initializing: Mutex::new(Vec::new()),
             retry: Mutex::new(None),
             out,
+            writing: tokio::sync::Mutex::new(()),
         });
         let mut lines = read_stdin();
         let mut in_flight = JoinSet::new();
@@ -470,6 +563,20 @@ mod tests {
     }
 
     #[test]
+    fn a5_an_events_retry_field_is_read_for_the_get_stream() {
+        let mut events = EventShaper::new(Out::Lines);
+        let mut sink = QueueSink::default();
+        let mut shaper = crate::Shaper::default();
+        let stream = b"id: 1\nretry: 2500\n\ndata: {}\n\nretry: later\n\n";
+        let ended = events.push(&mut shaper, stream, &mut sink);
+        let retries: Vec<_> = ended
+            .iter()
+            .map(|event| event.retry.as_deref().and_then(retry_value))
+            .collect();
+        assert_eq!(retries, [Some(Duration::from_millis(2500)), None, None]);
+    }
+
+    #[test]
     fn b1_a_failed_post_answers_its_request_and_leaves_nothing_pending() {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
@@ -485,6 +592,7 @@ mod tests {
             initializing: Mutex::new(Vec::new()),
             retry: Mutex::new(None),
             out,
+            writing: tokio::sync::Mutex::new(()),
         };
         let call = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t"}}"#;
         assert!(

@@ -4,7 +4,9 @@
 //! - `POST`: the body (at most [`Gateway::max_body`] bytes, else `413`) is shown to the
 //!   session's shaper and sent on as it came; the answer — a JSON body, or an SSE
 //!   stream whose events are shaped one by one as they arrive — comes back with the
-//!   server's status and headers (hop-by-hop ones dropped, [`super::headers`]).
+//!   server's status and headers (hop-by-hop ones dropped, [`super::headers`]). A long
+//!   body or event is shaped as it arrives, in memory bounded by the cap
+//!   ([`super::shape`], B3): a JSON body past 4 MiB is streamed once its head is sent.
 //! - E8 from the first call: a `tools/call` in a session whose tool catalog is not
 //!   complete yet is preceded by the shaper's own `tools/list`, sent with the client's
 //!   end-to-end headers (its session, revision, `Authorization`) and read before the
@@ -49,10 +51,10 @@ use tokio::net::TcpListener;
 
 use super::headers::{SESSION_ID, end_to_end, is_event_stream};
 use super::listing::list_first;
-use super::sse::SseParser;
+use super::shape::{BodyShaper, EventShaper, Out, QueueSink, Queued};
 use super::upstream::{Upstream, UpstreamFailure};
-use super::{Options, Shaping, error_responses, is_json, lock, request_ids, response_ids};
-use crate::Forward;
+use super::{Options, Shaping, is_json, lock, request_ids};
+use crate::stream::Sink;
 
 /// The body of every response the gateway sends.
 type Body = BoxBody<Bytes, hyper::Error>;
@@ -234,17 +236,21 @@ fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
     response
 }
 
-/// A `200` JSON body of JSON-RPC messages: one object, or a batch of several.
-fn json_messages(messages: Vec<Vec<u8>>) -> Response<Body> {
-    let body = if messages.len() == 1 {
+/// JSON-RPC messages as one JSON text: one object, or a batch of several.
+fn one_json_text(messages: Vec<Vec<u8>>) -> Vec<u8> {
+    if messages.len() == 1 {
         messages.into_iter().next().unwrap_or_default()
     } else {
         let mut body = b"[".to_vec();
         body.extend(messages.join(&b","[..]));
         body.push(b']');
         body
-    };
-    let mut response = Response::new(full(body));
+    }
+}
+
+/// A `200` JSON body of JSON-RPC messages ([`one_json_text`]).
+fn json_messages(messages: Vec<Vec<u8>>) -> Response<Body> {
+    let mut response = Response::new(full(one_json_text(messages)));
     response.headers_mut().insert(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/json"),
@@ -378,24 +384,108 @@ async fn handle(gateway: &Gateway, request: Request<Incoming>) -> Response<Body>
     if parts.method == Method::GET || status == StatusCode::ACCEPTED {
         return Response::from_parts(head, body.boxed());
     }
-    let whole = match gateway.upstream.whole(&mut body).await {
-        Ok(whole) => whole,
-        Err(failure) => return failed(gateway, &shaping, &ids, &failure),
-    };
-    if whole.is_empty() && ids.is_empty() {
-        return Response::from_parts(head, full(whole));
-    }
-    if !is_json(&whole) {
-        return failed(gateway, &shaping, &ids, &UpstreamFailure::NotJson);
-    }
-    let sent = match shaping.server_body(&whole) {
-        Forward::Unchanged => whole,
-        Forward::Rewritten(bytes) => bytes,
-    };
-    Response::from_parts(head, full(sent))
+    json_body(gateway, &shaping, head, body, ids).await
 }
 
-/// Shape an SSE stream event by event into `sender`; when it breaks off, times out or
+/// The answer for a JSON body: shaped whole when it is short (and then, when it is
+/// not JSON or breaks off, the requests' errors instead); streamed as it is shaped
+/// when it is long (B3), once its status and headers have gone.
+async fn json_body(
+    gateway: &Gateway,
+    shaping: &Arc<Shaping>,
+    head: http::response::Parts,
+    mut body: Incoming,
+    ids: Vec<String>,
+) -> Response<Body> {
+    let mut shaped = BodyShaper::new(Out::Http);
+    let mut sink = QueueSink::default();
+    loop {
+        match gateway.upstream.next_data(&mut body, false).await {
+            Err(failure) => return failed(gateway, shaping, &ids, &failure),
+            Ok(Some(data)) => {
+                shaping.shape(|shaper| shaped.push(shaper, &data, &mut sink));
+                if shaped.whole().is_none() {
+                    break;
+                }
+            }
+            Ok(None) => {
+                let whole = shaped.whole().unwrap_or_default();
+                if whole.is_empty() && ids.is_empty() {
+                    return Response::from_parts(head, full(Bytes::new()));
+                }
+                if !is_json(whole) {
+                    return failed(gateway, shaping, &ids, &UpstreamFailure::NotJson);
+                }
+                shaping.shape(|shaper| shaped.end(shaper, &mut sink));
+                return Response::from_parts(head, full(sink.take_bytes()));
+            }
+        }
+    }
+    let (sender, channel) = Channel::<Bytes, hyper::Error>::new(8);
+    let upstream = gateway.upstream.clone();
+    let shaping = Arc::clone(shaping);
+    tokio::spawn(async move {
+        let _ = stream_body(&upstream, &shaping, body, shaped, sink, ids, sender).await;
+    });
+    Response::from_parts(head, channel.boxed())
+}
+
+/// The rest of a long JSON body, shaped into `sender` as it arrives. When the server
+/// breaks off before anything was sent, the requests' errors are the body instead.
+async fn stream_body(
+    upstream: &Upstream,
+    shaping: &Shaping,
+    mut body: Incoming,
+    mut shaped: BodyShaper,
+    mut sink: QueueSink,
+    ids: Vec<String>,
+    mut sender: Sender,
+) -> Result<(), http_body_util::channel::SendError> {
+    loop {
+        send_queued(&mut sink, &mut sender).await?;
+        match upstream.next_data(&mut body, false).await {
+            Ok(Some(data)) => shaping.shape(|shaper| shaped.push(shaper, &data, &mut sink)),
+            Ok(None) => break,
+            Err(failure) => {
+                // The requests are answered here or not at all: none stays pending.
+                let error = failure.to_error(upstream.address());
+                let answers = shaping.fail_requests(&ids, &error);
+                if !sink.sent_some() && !ids.is_empty() {
+                    sender
+                        .send_data(Bytes::from(one_json_text(answers)))
+                        .await?;
+                }
+                return Ok(());
+            }
+        }
+    }
+    shaping.shape(|shaper| shaped.end(shaper, &mut sink));
+    send_queued(&mut sink, &mut sender).await
+}
+
+/// The sending half of a streamed response body.
+type Sender = http_body_util::channel::Sender<Bytes, hyper::Error>;
+
+/// Send what `sink` queued, held bytes read back a piece at a time.
+async fn send_queued(
+    sink: &mut QueueSink,
+    sender: &mut Sender,
+) -> Result<(), http_body_util::channel::SendError> {
+    let queued: Vec<Queued> = sink.drain().collect();
+    for queued in queued {
+        match queued {
+            Queued::Bytes(bytes) => sender.send_data(Bytes::from(bytes)).await?,
+            Queued::Held(held) => {
+                for piece in held.pieces() {
+                    sender.send_data(Bytes::from(piece)).await?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Shape an SSE stream as it arrives into `sender`; when it breaks off, times out or
 /// ends, each request of `ids` it did not answer gets an error event.
 async fn stream_events(
     upstream: &Upstream,
@@ -403,40 +493,37 @@ async fn stream_events(
     body: &mut Incoming,
     mut ids: Vec<String>,
     patient: bool,
-    mut sender: http_body_util::channel::Sender<Bytes, hyper::Error>,
+    mut sender: Sender,
 ) -> Result<(), http_body_util::channel::SendError> {
-    let mut parser = SseParser::default();
+    let mut events = EventShaper::new(Out::Http);
+    let mut sink = QueueSink::default();
     let ended = loop {
         let data = match upstream.next_data(body, patient).await {
             Ok(Some(data)) => data,
             Ok(None) => break None,
             Err(failure) => break Some(failure),
         };
-        for event in parser.feed(&data) {
-            let Some(message) = event.data() else {
-                sender.send_data(Bytes::from(event.raw().to_vec())).await?;
-                continue;
-            };
-            let answered = response_ids(&message);
+        for event in shaping.shape(|shaper| events.push(shaper, &data, &mut sink)) {
+            let answered = event
+                .message
+                .map(|message| message.answered)
+                .unwrap_or_default();
             ids.retain(|id| !answered.contains(id));
-            let out = match shaping.server_body(&message) {
-                Forward::Unchanged => event.raw().to_vec(),
-                Forward::Rewritten(bytes) => event.with_data(&bytes),
-            };
-            sender.send_data(Bytes::from(out)).await?;
         }
+        send_queued(&mut sink, &mut sender).await?;
     };
     // An event cut off by the end of the stream is sent on as it came, unless error
     // events follow: a client would join them to it (and drops it at the end anyway).
-    if let Some(rest) = parser.finish()
-        && ids.is_empty()
-    {
-        sender.send_data(Bytes::from(rest.raw().to_vec())).await?;
+    // One already on its way is ended first.
+    let keep_cut_off = ids.is_empty();
+    if shaping.shape(|shaper| events.finish(shaper, keep_cut_off, &mut sink)) {
+        sink.send(b"\n\n");
     }
+    send_queued(&mut sink, &mut sender).await?;
     if !ids.is_empty() {
         let failure = ended.unwrap_or(UpstreamFailure::Broken);
         let error = failure.to_error(upstream.address());
-        for answer in error_responses(&ids, &error) {
+        for answer in shaping.fail_requests(&ids, &error) {
             let mut event = b"event: message\ndata: ".to_vec();
             event.extend_from_slice(&answer);
             event.extend_from_slice(b"\n\n");

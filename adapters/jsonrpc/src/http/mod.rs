@@ -6,6 +6,7 @@
 //! event ([`sse`]) — goes through a [`Shaping`], whose two methods are the only places
 //! the [`Shaper`] is called from, one per direction.
 //!
+//! - [`shape`]: bodies and events shaped as they arrive, in bounded memory (B3).
 //! - [`upstream`]: the HTTP client, and the errors that answer requests a failing
 //!   server left unanswered.
 //! - [`headers`]: which headers pass (A5: everything end-to-end, untouched; hop-by-hop
@@ -17,6 +18,7 @@ pub mod client;
 pub mod gateway;
 pub mod headers;
 pub mod listing;
+pub mod shape;
 pub mod sse;
 pub mod upstream;
 
@@ -68,6 +70,20 @@ impl Shaping {
     /// shaper's).
     pub fn client_body(&self, body: &[u8]) {
         let _ = lock(&self.shaper).client_message(body);
+    }
+
+    /// Run `shape` with the session's shaper — a [`shape::BodyShaper`] or
+    /// [`shape::EventShaper`] pushed the server's next bytes — and log the failures it
+    /// converted (G1, G2).
+    pub fn shape<R>(&self, shape: impl FnOnce(&mut Shaper) -> R) -> R {
+        let (out, records) = {
+            let mut shaper = lock(&self.shaper);
+            (shape(&mut shaper), shaper.take_log_records())
+        };
+        if self.log_failures {
+            records.iter().for_each(log_failure);
+        }
+        out
     }
 
     /// A message (or batch) from the server: what to send the client instead, if

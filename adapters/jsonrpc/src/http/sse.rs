@@ -20,9 +20,9 @@ pub struct Event {
     raw: Vec<u8>,
 }
 
-/// The fields of one line: its name, its value (one leading space removed) and the
-/// line's length without its ending.
-fn field(line: &[u8]) -> (&[u8], &[u8]) {
+/// The field of one line (without its ending): its name and its value (one leading
+/// space removed).
+pub(crate) fn field(line: &[u8]) -> (&[u8], &[u8]) {
     match line.iter().position(|&b| b == b':') {
         Some(colon) => {
             let value = &line[colon + 1..];
@@ -30,6 +30,12 @@ fn field(line: &[u8]) -> (&[u8], &[u8]) {
         }
         None => (line, &[]),
     }
+}
+
+/// `line` without its ending (CRLF, LF or CR).
+pub(crate) fn without_ending(line: &[u8]) -> &[u8] {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    line.strip_suffix(b"\r").unwrap_or(line)
 }
 
 /// The lines of `bytes`, each with and without its ending (CRLF, LF or CR).
@@ -52,6 +58,16 @@ fn lines(bytes: &[u8]) -> impl Iterator<Item = (&[u8], &[u8])> {
 }
 
 impl Event {
+    /// The event whose bytes are `raw`, as they came (its blank line included).
+    ///
+    /// ```
+    /// let event = backstop_jsonrpc::http::sse::Event::new(b"data: 1\n\n".to_vec());
+    /// assert_eq!(event.data().unwrap(), b"1");
+    /// ```
+    pub fn new(raw: Vec<u8>) -> Self {
+        Self { raw }
+    }
+
     /// The event's bytes, as they came.
     ///
     /// ```
@@ -219,6 +235,187 @@ impl SseParser {
     }
 }
 
+/// One piece of an SSE stream, as [`EventReader`] cuts it; the pieces of a stream,
+/// joined, are the stream.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Piece<'a> {
+    /// A whole line that is not a `data:` line (a comment, `id:`, `event:`,
+    /// `retry:`, an unknown field), its ending included.
+    Field(&'a [u8]),
+    /// The start of a `data` line: `data`, `data:` or `data: ` as it came.
+    DataStart(&'a [u8]),
+    /// Bytes of the current `data` line's value.
+    Value(&'a [u8]),
+    /// The current `data` line's ending (CRLF, LF or CR).
+    DataEnd(&'a [u8]),
+    /// The blank line that ends an event.
+    EventEnd(&'a [u8]),
+}
+
+/// What [`EventReader`] is in the middle of.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum Reading {
+    /// The start of a line.
+    #[default]
+    LineStart,
+    /// The first bytes of a line, not yet known to be `data` or not (in `line`).
+    Name,
+    /// A line that is not `data`, collected whole in `line`.
+    Field,
+    /// A `data` line's value.
+    Value,
+    /// A CR was the last byte seen; an LF next belongs to the same ending. What the
+    /// CR ended: a blank line, a field (in `line`), or a `data` line.
+    Cr(Ended),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ended {
+    Blank,
+    Field,
+    Data,
+}
+
+/// An SSE stream cut into [`Piece`]s as it comes, in memory bounded by the longest
+/// line that is not `data` (a `data` value streams through in pieces of any length:
+/// SPEC B3).
+///
+/// ```
+/// use backstop_jsonrpc::http::sse::{EventReader, Piece};
+/// let mut reader = EventReader::default();
+/// let mut pieces = Vec::new();
+/// for chunk in [&b"id: 1\r\ndata: {\"a\""[..], b":1}\r\n\r\n"] {
+///     reader.feed(chunk, |piece| pieces.push(format!("{piece:?}")));
+/// }
+/// assert_eq!(pieces.len(), 6, "{pieces:?}");
+/// assert!(pieces[0].starts_with("Field") && pieces[5].starts_with("EventEnd"));
+/// ```
+#[derive(Debug, Default)]
+pub struct EventReader {
+    line: Vec<u8>,
+    reading: Reading,
+}
+
+impl EventReader {
+    /// Feed bytes as they came; `piece` is called with each piece they complete or
+    /// carry, in order.
+    pub fn feed(&mut self, mut bytes: &[u8], mut piece: impl FnMut(Piece<'_>)) {
+        while let Some((&byte, rest)) = bytes.split_first() {
+            match self.reading {
+                Reading::Cr(ended) => {
+                    let crlf = byte == b'\n';
+                    let ending: &[u8] = if crlf { b"\r\n" } else { b"\r" };
+                    self.end_line(ended, ending, &mut piece);
+                    if crlf {
+                        bytes = rest;
+                    }
+                }
+                Reading::LineStart => match byte {
+                    b'\n' => {
+                        piece(Piece::EventEnd(b"\n"));
+                        bytes = rest;
+                    }
+                    b'\r' => {
+                        self.reading = Reading::Cr(Ended::Blank);
+                        bytes = rest;
+                    }
+                    _ => self.reading = Reading::Name,
+                },
+                Reading::Name => {
+                    if byte == b'\n' || byte == b'\r' {
+                        if self.line == b"data" || self.line == b"data:" {
+                            piece(Piece::DataStart(&self.line));
+                            self.line.clear();
+                            self.reading = Reading::Value;
+                        } else {
+                            self.reading = Reading::Field;
+                        }
+                        continue;
+                    }
+                    if self.line == b"data:" {
+                        if byte == b' ' {
+                            piece(Piece::DataStart(b"data: "));
+                            bytes = rest;
+                        } else {
+                            piece(Piece::DataStart(b"data:"));
+                        }
+                        self.line.clear();
+                        self.reading = Reading::Value;
+                        continue;
+                    }
+                    self.line.push(byte);
+                    bytes = rest;
+                    if !b"data:".starts_with(&self.line) {
+                        self.reading = Reading::Field;
+                    }
+                }
+                Reading::Field => match memchr::memchr2(b'\n', b'\r', bytes) {
+                    None => {
+                        self.line.extend_from_slice(bytes);
+                        bytes = &[];
+                    }
+                    Some(at) => {
+                        self.line.extend_from_slice(&bytes[..at]);
+                        if bytes[at] == b'\n' {
+                            self.end_line(Ended::Field, b"\n", &mut piece);
+                        } else {
+                            self.reading = Reading::Cr(Ended::Field);
+                        }
+                        bytes = &bytes[at + 1..];
+                    }
+                },
+                Reading::Value => match memchr::memchr2(b'\n', b'\r', bytes) {
+                    None => {
+                        piece(Piece::Value(bytes));
+                        bytes = &[];
+                    }
+                    Some(at) => {
+                        if at > 0 {
+                            piece(Piece::Value(&bytes[..at]));
+                        }
+                        if bytes[at] == b'\n' {
+                            self.end_line(Ended::Data, b"\n", &mut piece);
+                        } else {
+                            self.reading = Reading::Cr(Ended::Data);
+                        }
+                        bytes = &bytes[at + 1..];
+                    }
+                },
+            }
+        }
+    }
+
+    /// The end of the stream: the rest of a line cut off, if any. Whether an event was
+    /// cut off (pieces of it came, but not its blank line) is for the caller to know.
+    pub fn finish(&mut self, mut piece: impl FnMut(Piece<'_>)) {
+        match std::mem::take(&mut self.reading) {
+            Reading::Cr(ended) => self.end_line(ended, b"\r", &mut piece),
+            Reading::Name | Reading::Field if !self.line.is_empty() => {
+                piece(Piece::Field(&self.line));
+            }
+            _ => {}
+        }
+        self.line.clear();
+        self.reading = Reading::LineStart;
+    }
+
+    fn end_line(&mut self, ended: Ended, ending: &[u8], piece: &mut impl FnMut(Piece<'_>)) {
+        match ended {
+            Ended::Blank => piece(Piece::EventEnd(ending)),
+            Ended::Data => piece(Piece::DataEnd(ending)),
+            Ended::Field => {
+                self.line.extend_from_slice(ending);
+                piece(Piece::Field(&self.line));
+                if self.line.capacity() > crate::framing::KEEP_BUFFER_BYTES {
+                    self.line = Vec::new();
+                }
+                self.line.clear();
+            }
+        }
+        self.reading = Reading::LineStart;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -281,6 +478,98 @@ mod tests {
             let mut joined = events.concat();
             joined.extend(rest.unwrap_or_default());
             prop_assert_eq!(joined, stream);
+        }
+    }
+
+    /// The pieces of `stream` fed in chunks of `size`, as (kind, bytes), runs of
+    /// values joined.
+    fn pieces(stream: &[u8], size: usize) -> Vec<(char, Vec<u8>)> {
+        let mut reader = EventReader::default();
+        let mut out: Vec<(char, Vec<u8>)> = Vec::new();
+        let mut take = |piece: Piece<'_>| {
+            let (kind, bytes) = match piece {
+                Piece::Field(b) => ('f', b),
+                Piece::DataStart(b) => ('s', b),
+                Piece::Value(b) => ('v', b),
+                Piece::DataEnd(b) => ('d', b),
+                Piece::EventEnd(b) => ('e', b),
+            };
+            match out.last_mut() {
+                Some(('v', last)) if kind == 'v' => last.extend_from_slice(bytes),
+                _ => out.push((kind, bytes.to_vec())),
+            }
+        };
+        for chunk in stream.chunks(size.max(1)) {
+            reader.feed(chunk, &mut take);
+        }
+        reader.finish(&mut take);
+        out
+    }
+
+    #[test]
+    fn a5_pieces_name_each_line_whatever_its_ending_and_chunking() {
+        let stream = b"id: 1\r\ndata: {\"a\"\r\ndata:1}\rdata\ndata:\n\r\n: c\ndat: x\n\n";
+        let want: Vec<(char, Vec<u8>)> = [
+            ('f', &b"id: 1\r\n"[..]),
+            ('s', b"data: "),
+            ('v', b"{\"a\""),
+            ('d', b"\r\n"),
+            ('s', b"data:"),
+            ('v', b"1}"),
+            ('d', b"\r"),
+            ('s', b"data"),
+            ('d', b"\n"),
+            ('s', b"data:"),
+            ('d', b"\n"),
+            ('e', b"\r\n"),
+            ('f', b": c\n"),
+            ('f', b"dat: x\n"),
+            ('e', b"\n"),
+        ]
+        .iter()
+        .map(|(k, b)| (*k, b.to_vec()))
+        .collect();
+        for size in 1..=stream.len() {
+            assert_eq!(pieces(stream, size), want, "chunks of {size}");
+        }
+    }
+
+    proptest! {
+        /// A5, B3: the pieces of a stream join back into it, whatever the chunking,
+        /// and events end where [`SseParser`] ends them.
+        #[test]
+        fn pieces_join_back_into_the_stream_and_end_events_as_the_parser_does(
+            stream in proptest::collection::vec(
+                prop_oneof![Just(b'\n'), Just(b'\r'), Just(b':'), Just(b' '),
+                            Just(b'd'), Just(b'a'), Just(b't'), any::<u8>()],
+                0..200),
+            size in 1usize..50,
+        ) {
+            let mut got = pieces(&stream, size);
+            let joined: Vec<u8> = got.iter().flat_map(|(_, b)| b.clone()).collect();
+            prop_assert_eq!(&joined, &stream);
+            // A CR last in the stream ends its line; the parser, which waits for an
+            // LF that might follow, leaves that last event to `finish`.
+            if got.last() == Some(&('e', b"\r".to_vec())) {
+                got.pop();
+            }
+            let (events, _) = chunked(&stream, size);
+            let mut ends = 0;
+            let mut at = 0;
+            let mut event_ends = Vec::new();
+            for (kind, bytes) in &got {
+                at += bytes.len();
+                if *kind == 'e' {
+                    ends += 1;
+                    event_ends.push(at);
+                }
+            }
+            prop_assert_eq!(ends, events.len());
+            let mut at = 0;
+            for (event, end) in events.iter().zip(event_ends) {
+                at += event.len();
+                prop_assert_eq!(at, end);
+            }
         }
     }
 }

@@ -452,6 +452,12 @@ impl UrlProxy {
         }
     }
 
+    /// The proxy's process id.
+    #[allow(dead_code)] // not every test binary that includes this module asks
+    pub fn pid(&self) -> u32 {
+        self.child.0.id()
+    }
+
     /// Close stdin; the exit status.
     pub fn finish(mut self) -> std::process::ExitStatus {
         drop(self.stdin.take());
