@@ -3,8 +3,9 @@
 //!
 //! Both run on a tokio runtime of their own; the stdio proxy ([`crate::proxy`]) stays
 //! on plain threads. Each JSON-RPC message — a whole JSON body, or the data of one SSE
-//! event ([`sse`]) — goes through a [`Shaping`], whose two methods are the only places
-//! the [`Shaper`] is called from, one per direction.
+//! event ([`sse`]) — goes through a [`Shaping`], whose methods are the only places the
+//! [`Shaper`] is called from: one per direction, the answers to a failed POST
+//! ([`Shaping::fail_requests`]), and the shaper's own listing ([`listing`]).
 //!
 //! - [`shape`]: bodies and events shaped as they arrive, in bounded memory (B3).
 //! - [`upstream`]: the HTTP client, and the errors that answer requests a failing
@@ -27,7 +28,7 @@ use std::sync::{Mutex, PoisonError};
 use backstop_core::{LogRecord, ProtocolError};
 use serde_json::json;
 
-use crate::message::{Envelope, batch_elements, error_response};
+use crate::message::{Envelope, batch_elements};
 use crate::{Forward, Shaper};
 
 /// The shaping options both remote modes share with the stdio proxy.
@@ -171,17 +172,6 @@ fn ids_of(body: &[u8], keep: impl Fn(&Envelope<'_>) -> bool) -> Vec<String> {
             .collect(),
         None => id(body).into_iter().collect(),
     }
-}
-
-/// The error responses for `ids`, one each.
-///
-/// ```
-/// let error = backstop_core::ProtocolError::new(-32603, "gone");
-/// let answers = backstop_jsonrpc::http::error_responses(&["1".to_owned()], &error);
-/// assert_eq!(answers[0], br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"gone"}}"#);
-/// ```
-pub fn error_responses(ids: &[String], error: &ProtocolError) -> Vec<Vec<u8>> {
-    ids.iter().map(|id| error_response(id, error)).collect()
 }
 
 /// Whether a body reads as JSON at all (a JSON-RPC message or batch, or not): UTF-8
