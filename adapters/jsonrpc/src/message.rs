@@ -573,3 +573,39 @@ fn hex4(text: &str) -> Option<u32> {
     }
     u32::from_str_radix(digits, 16).ok()
 }
+/// The raw JSON ids of the requests in a client message or batch (responses and
+/// notifications have none).
+///
+/// ```
+/// let ids = backstop_jsonrpc::message::request_ids(br#"[{"jsonrpc":"2.0","id":"a","method":"ping"},{"jsonrpc":"2.0","method":"n"},{"jsonrpc":"2.0","id":2,"result":{}}]"#);
+/// assert_eq!(ids, [r#""a""#]);
+/// ```
+pub fn request_ids(body: &[u8]) -> Vec<String> {
+    ids_of(body, |envelope| envelope.method.is_some())
+}
+
+/// The raw JSON ids of the responses in a server message or batch.
+///
+/// ```
+/// let ids = backstop_jsonrpc::message::response_ids(br#"{"jsonrpc":"2.0","id":7,"result":{}}"#);
+/// assert_eq!(ids, ["7"]);
+/// ```
+pub fn response_ids(body: &[u8]) -> Vec<String> {
+    ids_of(body, |envelope| envelope.is_response())
+}
+
+/// The raw JSON ids of the messages in a message or batch that `keep` keeps.
+fn ids_of(body: &[u8], keep: impl Fn(&Envelope<'_>) -> bool) -> Vec<String> {
+    let id = |element: &[u8]| {
+        Envelope::parse(element)
+            .filter(|envelope| keep(envelope))
+            .and_then(|envelope| envelope.id.map(|id| id.get().to_owned()))
+    };
+    match batch_elements(body) {
+        Some(elements) => elements
+            .iter()
+            .filter_map(|element| id(element.get().as_bytes()))
+            .collect(),
+        None => id(body).into_iter().collect(),
+    }
+}

@@ -277,7 +277,7 @@ impl LongMessage {
                     LongDecision::NeedsWhole => {
                         let whole = sink.take_held();
                         let message = frame.message(&whole);
-                        answers = crate::http::response_ids(&message);
+                        answers = crate::message::response_ids(&message);
                         let route = frame.route(shaper, &message);
                         emit(route, Held::Here(&whole), frame, sink);
                     }
@@ -395,7 +395,7 @@ impl<F: Frame> Message<F> {
                 let route = self.frame.route(shaper, &message);
                 emit(route, Held::Here(&framed), &mut self.frame, sink);
                 Ended {
-                    answered: crate::http::response_ids(&message),
+                    answered: crate::message::response_ids(&message),
                     whole: Some(message),
                 }
             }

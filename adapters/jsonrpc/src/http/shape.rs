@@ -280,9 +280,22 @@ fn one_line(bytes: &[u8]) -> Cow<'_, [u8]> {
 struct EventInProgress {
     message: Message<HttpFrame>,
     data_lines: usize,
+    /// Joins of `data:` lines not yet pushed (stdout only).
+    joins: usize,
     value_bytes: usize,
     id: Option<Vec<u8>>,
     retry: Option<Vec<u8>>,
+}
+
+impl EventInProgress {
+    /// The joins of `data:` lines not yet pushed (on stdout, each a space).
+    fn push_joins(&mut self, shaper: &mut Shaper, sink: &mut QueueSink) {
+        if self.joins > 0 {
+            let joins = std::mem::take(&mut self.joins);
+            self.message
+                .push(shaper, &b"\n".repeat(joins), &b" ".repeat(joins), sink);
+        }
+    }
 }
 
 /// What one event was, once it ended.
@@ -382,6 +395,7 @@ impl EventShaper {
             self.event = Some(EventInProgress {
                 message: Message::new(frame, self.whole_bytes),
                 data_lines: 0,
+                joins: 0,
                 value_bytes: 0,
                 id: None,
                 retry: None,
@@ -409,15 +423,17 @@ impl EventShaper {
                 framing(event, prefix);
                 let join: &[u8] = if event.data_lines > 0 { b"\n" } else { b"" };
                 event.data_lines += 1;
-                let framed: &[u8] = match (http, join.is_empty()) {
-                    (true, _) => prefix,
-                    (false, true) => b"",
-                    (false, false) => b" ",
-                };
-                event.message.push(shaper, join, framed, sink);
+                if http {
+                    event.message.push(shaper, join, prefix, sink);
+                } else {
+                    // On stdout a join is a space, sent only once a value follows: an
+                    // event of empty `data:` lines sends nothing.
+                    event.joins += join.len();
+                }
             }
             Piece::Value(value) => {
                 event.value_bytes += value.len();
+                event.push_joins(shaper, sink);
                 event.message.push(shaper, value, value, sink);
             }
             Piece::DataEnd(ending) => {
@@ -431,7 +447,10 @@ impl EventShaper {
                 if http {
                     event.message.push(shaper, b"", ending, sink);
                 }
-                let event = self.event.take()?;
+                let mut event = self.event.take()?;
+                if event.value_bytes > 0 {
+                    event.push_joins(shaper, sink);
+                }
                 let message = if event.value_bytes == 0 {
                     if http {
                         event.message.pass(sink);

@@ -7,13 +7,16 @@ use backstop_jsonrpc::http::sse::SseParser;
 use backstop_jsonrpc::{Forward, Shaper};
 
 /// The whole-event path: each event of `stream` parsed whole, its data shaped whole by
-/// `shaper` (`Shaper::server_message`); what follows the last whole event sent as it
+/// `shaper` (`Shaper::server_message`), an event without a message (no data, or only
+/// empty `data:` lines) as it came to an HTTP client and not at all to stdout; what follows the last whole event sent as it
 /// came (to an HTTP client) or not at all (to stdout).
 pub fn whole_events(mut shaper: Shaper, stream: &[u8], out: Out) -> Vec<u8> {
     let mut parser = SseParser::default();
     let mut sent = Vec::new();
     for event in parser.feed(stream) {
-        let data = event.data().filter(|data| !data.is_empty());
+        // Data of empty `data:` lines only (nothing but the line breaks that join
+        // them) carries no message: nothing for stdout.
+        let data = event.data().filter(|data| data.iter().any(|&b| b != b'\n'));
         match (data, out) {
             (None, Out::Http) => sent.extend_from_slice(event.raw()),
             (None, Out::Lines) => {}

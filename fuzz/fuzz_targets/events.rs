@@ -1,0 +1,56 @@
+//! The HTTP modes' streaming shaper (SPEC A5, B1, B3, B4) on any SSE bytes in any
+//! chunking: it never panics, and what it sends — to an HTTP client (each event as it
+//! came, or with only its `data:` lines changed) and to stdout (one line per message)
+//! — is exactly what the whole-event path sends, with every event over a few bytes
+//! scanned as it arrives.
+#![no_main]
+
+#[path = "../../adapters/jsonrpc/tests/support/whole_events.rs"]
+mod whole_events;
+
+use backstop_core::Limit;
+use backstop_jsonrpc::Shaper;
+use backstop_jsonrpc::http::shape::{EventShaper, Out, QueueSink};
+use libfuzzer_sys::fuzz_target;
+
+/// A shaper with a `tools/call` (id 1), a `resources/read` (id 2) and a `ping` (id 3)
+/// pending.
+fn shaper() -> Shaper {
+    let mut shaper = Shaper::new(Limit::new(Limit::min_bytes()).unwrap());
+    for request in [
+        &br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"capture_pane"}}"#[..],
+        br#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"file:///x"}}"#,
+        br#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#,
+    ] {
+        shaper.client_message(request);
+    }
+    shaper
+}
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&[size, whole_bytes, mode], stream)) = data.split_first_chunk::<3>() else {
+        return;
+    };
+    let out = if mode % 2 == 0 { Out::Http } else { Out::Lines };
+    // The stream ends with a blank line: no event is cut off (one that is, and was
+    // partly sent to stdout already, cannot be taken back).
+    let stream = [stream, b"\n\n"].concat();
+    let expected = whole_events::whole_events(shaper(), &stream, out);
+
+    let mut streamed = shaper();
+    let mut events = EventShaper::new(out).with_whole_bytes(usize::from(whole_bytes));
+    let mut sink = QueueSink::default();
+    let mut sent = Vec::new();
+    for chunk in stream.chunks(usize::from(size % 64) + 1) {
+        events.push(&mut streamed, chunk, &mut sink);
+        sent.extend(sink.take_bytes());
+    }
+    assert!(!events.finish(&mut streamed, true, &mut sink), "no event was cut off");
+    sent.extend(sink.take_bytes());
+    assert!(
+        sent == expected,
+        "streamed:\n{}\nwhole:\n{}",
+        String::from_utf8_lossy(&sent),
+        String::from_utf8_lossy(&expected)
+    );
+});
