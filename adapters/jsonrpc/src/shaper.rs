@@ -622,6 +622,58 @@ impl Shaper {
         lines
     }
 
+    /// Answer the requests `ids` (raw JSON, as the client wrote them) with `error`: the
+    /// transport that carried them failed, and no answer will come. One error response
+    /// each, in the order given, whether or not the request is still pending; each is
+    /// no longer pending (B1, B2: a failed request leaves nothing behind).
+    ///
+    /// ```
+    /// let mut shaper = backstop_jsonrpc::Shaper::default();
+    /// shaper.client_message(br#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"t"}}"#);
+    /// shaper.client_message(br#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#);
+    /// let error = backstop_core::ProtocolError::new(-32603, "The MCP server answered HTTP 502");
+    /// let lines = shaper.answer_requests(&[r#""a""#.to_owned()], &error);
+    /// assert_eq!(lines, [br#"{"jsonrpc":"2.0","id":"a","error":{"code":-32603,"message":"The MCP server answered HTTP 502"}}"#.to_vec()]);
+    /// assert_eq!(shaper.pending().len(), 1, "the ping is still pending");
+    /// ```
+    pub fn answer_requests(&mut self, ids: &[String], error: &ProtocolError) -> Vec<Vec<u8>> {
+        ids.iter()
+            .map(|id_json| {
+                let id = serde_json::from_str::<&RawValue>(id_json)
+                    .ok()
+                    .and_then(RequestId::from_raw);
+                if let Some(id) = id {
+                    self.pending.remove(&id);
+                }
+                error_response(id_json, error)
+            })
+            .collect()
+    }
+
+    /// End the shaper's own listing for a transport on which its answer can no longer
+    /// come (the request that carried it failed, or timed out and was dropped): the
+    /// held messages, decided without its catalog, oldest first, for the client. Unlike
+    /// [`give_up_listing`](Self::give_up_listing), nothing is left in flight, so
+    /// messages are no longer read whole for the listing's sake (B3), and a change of
+    /// the tool list lets a new listing start.
+    ///
+    /// ```
+    /// let mut shaper = backstop_jsonrpc::Shaper::default();
+    /// let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+    /// assert_eq!(shaper.route_client_message(call).to_server.len(), 1);
+    /// assert!(shaper.abandon_listing().is_empty());
+    /// // No new listing until the tool list changes.
+    /// let again = br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+    /// assert!(shaper.route_client_message(again).to_server.is_empty());
+    /// shaper.server_message(br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#);
+    /// let third = br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
+    /// assert_eq!(shaper.route_client_message(third).to_server.len(), 1);
+    /// ```
+    pub fn abandon_listing(&mut self) -> Vec<Vec<u8>> {
+        self.listing.fail();
+        self.release_held().to_client
+    }
+
     /// Whether a long server message whose top-level `id` or `method` (raw JSON) is
     /// known can be sent on before its end: it cannot need a change (SPEC B3). A
     /// response that passes so is no longer pending.

@@ -6,7 +6,7 @@
 
 mod http_support;
 
-use http_support::{Http, INITIALIZE, UrlProxy, call};
+use http_support::{Fronted, Http, UrlProxy, call};
 use serde_json::{Value, json};
 
 const CAP: usize = 4000;
@@ -75,16 +75,12 @@ fn check_shaped(answers: &[Vec<Value>]) {
 
 #[test]
 fn a5_server_everything_behind_the_gateway() {
-    let Some(bin) = http_support::or_skip(
-        http_support::everything(),
-        "a5_server_everything_behind_the_gateway",
-        "@modelcontextprotocol/server-everything (target/node-peers) with node",
-    ) else {
+    let Some(bin) = http_support::everything_or_skip("a5_server_everything_behind_the_gateway")
+    else {
         return;
     };
-    let (_server, direct_url) = http_support::start_everything(&bin);
-    let (_gateway, url) =
-        http_support::start_gateway(&direct_url, &["--max-bytes", &CAP.to_string()]);
+    let fronted = Fronted::everything(&bin, &["--max-bytes", &CAP.to_string()]);
+    let (direct_url, url) = (fronted.direct.clone(), fronted.url.clone());
     let http = Http::new();
     let (direct_session, _) = http.initialize(&direct_url);
     let (session, init) = http.initialize(&url);
@@ -123,22 +119,16 @@ fn a5_server_everything_behind_the_gateway() {
 
 #[test]
 fn a5_server_everything_behind_proxy_url() {
-    let Some(bin) = http_support::or_skip(
-        http_support::everything(),
-        "a5_server_everything_behind_proxy_url",
-        "@modelcontextprotocol/server-everything (target/node-peers) with node",
-    ) else {
+    let Some(bin) = http_support::everything_or_skip("a5_server_everything_behind_proxy_url")
+    else {
         return;
     };
     let (_server, url) = http_support::start_everything(&bin);
-    let mut proxy = UrlProxy::start(&url, &["--max-bytes", &CAP.to_string()]);
-    proxy.send(INITIALIZE);
-    let init = proxy.until_response(0);
+    let (mut proxy, init) = UrlProxy::initialized(&url, &["--max-bytes", &CAP.to_string()]);
     assert_eq!(
         init.last().unwrap()["result"]["serverInfo"]["name"],
         "mcp-servers/everything"
     );
-    proxy.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
     let mut answers = vec![init];
     for (n, request) in calls() {
         proxy.send(&request);

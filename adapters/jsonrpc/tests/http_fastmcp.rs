@@ -7,7 +7,7 @@
 
 mod http_support;
 
-use http_support::{Http, INITIALIZE, UrlProxy, call};
+use http_support::{Fronted, Http, UrlProxy, call};
 use serde_json::{Value, json};
 
 const CAP: usize = 2000;
@@ -80,16 +80,11 @@ fn check_shaped(answers: &[Vec<Value>]) {
 
 #[test]
 fn a5_fastmcp_behind_the_gateway() {
-    let Some(python) = http_support::or_skip(
-        http_support::python(),
-        "a5_fastmcp_behind_the_gateway",
-        "target/fastmcp-venv",
-    ) else {
+    let Some(python) = http_support::python_or_skip("a5_fastmcp_behind_the_gateway") else {
         return;
     };
-    let (_server, direct_url) = http_support::start_fastmcp(&python, true);
-    let (_gateway, url) =
-        http_support::start_gateway(&direct_url, &["--max-bytes", &CAP.to_string()]);
+    let fronted = Fronted::fastmcp(&python, true, &[], &["--max-bytes", &CAP.to_string()]);
+    let (direct_url, url) = (fronted.direct.clone(), fronted.url.clone());
     let http = Http::new();
 
     let (direct_session, direct_init) = http.initialize(&direct_url);
@@ -138,16 +133,13 @@ fn a5_fastmcp_behind_the_gateway() {
 
 #[test]
 fn a5_fastmcp_a_post_without_a_session_passes_as_it_came() {
-    let Some(python) = http_support::or_skip(
-        http_support::python(),
-        "a5_fastmcp_a_post_without_a_session_passes_as_it_came",
-        "target/fastmcp-venv",
-    ) else {
+    let Some(python) =
+        http_support::python_or_skip("a5_fastmcp_a_post_without_a_session_passes_as_it_came")
+    else {
         return;
     };
-    let (_server, direct_url) = http_support::start_fastmcp(&python, true);
-    let (_gateway, url) =
-        http_support::start_gateway(&direct_url, &["--max-bytes", &CAP.to_string()]);
+    let fronted = Fronted::fastmcp(&python, true, &[], &["--max-bytes", &CAP.to_string()]);
+    let (direct_url, url) = (fronted.direct.clone(), fronted.url.clone());
     let http = Http::new();
     // A session-ful server asked without a session: its 400 passes as it came.
     let request = call(1, "takes_int", json!({"count": 1}));
@@ -160,16 +152,18 @@ fn a5_fastmcp_a_post_without_a_session_passes_as_it_came() {
 
 #[test]
 fn a5_fastmcp_stateless_requests_are_shaped_without_a_session() {
-    let Some(python) = http_support::or_skip(
-        http_support::python(),
-        "a5_fastmcp_stateless_requests_are_shaped_without_a_session",
-        "target/fastmcp-venv",
-    ) else {
+    let Some(python) =
+        http_support::python_or_skip("a5_fastmcp_stateless_requests_are_shaped_without_a_session")
+    else {
         return;
     };
-    let (_server, direct_url) = http_support::start_fastmcp_with(&python, true, &["--stateless"]);
-    let (_gateway, url) =
-        http_support::start_gateway(&direct_url, &["--max-bytes", &CAP.to_string()]);
+    let fronted = Fronted::fastmcp(
+        &python,
+        true,
+        &["--stateless"],
+        &["--max-bytes", &CAP.to_string()],
+    );
+    let url = fronted.url.clone();
     let http = Http::new();
     // No initialize, no session id: each request stands alone (a shaper for it alone).
     let mut answers = vec![Vec::new()];
@@ -184,22 +178,15 @@ fn a5_fastmcp_stateless_requests_are_shaped_without_a_session() {
 
 #[test]
 fn a5_fastmcp_behind_proxy_url() {
-    let Some(python) = http_support::or_skip(
-        http_support::python(),
-        "a5_fastmcp_behind_proxy_url",
-        "target/fastmcp-venv",
-    ) else {
+    let Some(python) = http_support::python_or_skip("a5_fastmcp_behind_proxy_url") else {
         return;
     };
     let (_server, url) = http_support::start_fastmcp(&python, true);
-    let mut proxy = UrlProxy::start(&url, &["--max-bytes", &CAP.to_string()]);
-    proxy.send(INITIALIZE);
-    let init = proxy.until_response(0);
+    let (mut proxy, init) = UrlProxy::initialized(&url, &["--max-bytes", &CAP.to_string()]);
     assert_eq!(
         init.last().unwrap()["result"]["serverInfo"]["name"],
         "probe"
     );
-    proxy.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
     let mut answers = vec![init];
     // One at a time, so that each answer is known to be its request's.
     for (n, request) in calls() {
@@ -213,16 +200,13 @@ fn a5_fastmcp_behind_proxy_url() {
 
 #[test]
 fn a5_the_official_python_client_through_the_gateway() {
-    let Some(python) = http_support::or_skip(
-        http_support::python(),
-        "a5_the_official_python_client_through_the_gateway",
-        "target/fastmcp-venv",
-    ) else {
+    let Some(python) =
+        http_support::python_or_skip("a5_the_official_python_client_through_the_gateway")
+    else {
         return;
     };
-    let (_server, direct_url) = http_support::start_fastmcp(&python, true);
-    let (_gateway, url) =
-        http_support::start_gateway(&direct_url, &["--max-bytes", &CAP.to_string()]);
+    let fronted = Fronted::fastmcp(&python, true, &[], &["--max-bytes", &CAP.to_string()]);
+    let url = fronted.url.clone();
     let calls = json!([
         {"name": "takes_int", "arguments": {"count": 1}},
         {"name": "fail", "arguments": {"message": "Pane not found: %99"}},

@@ -29,6 +29,22 @@ fn full(bytes: impl Into<Bytes>) -> Body {
 /// DELETEs the misbehaving server was sent, with the session id they named.
 static DELETES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new());
 
+/// The tools the misbehaving server has; it answers a call of any other with an
+/// unknown-tool error.
+const TOOLS: [&str; 7] = [
+    "headers",
+    "drop",
+    "500",
+    "hang",
+    "bad_utf8_sse",
+    "bad_utf8_json",
+    "ok",
+];
+
+/// The headers of the `tools/list` requests the server was sent (backstop's own
+/// listing, E8).
+static LISTINGS: std::sync::Mutex<Vec<Value>> = std::sync::Mutex::new(Vec::new());
+
 /// The request's headers, as a JSON object of lowercase names (hop-by-hop included:
 /// what came over this hop).
 fn headers_json(headers: &http::HeaderMap) -> Value {
@@ -88,7 +104,51 @@ async fn misbehave(request: Request<Incoming>) -> Result<Response<Body>, Infalli
             .body(full(answer.to_string()))
             .unwrap());
     }
+    if message["method"] == "tools/list" {
+        // The listing fails as the request's `x-listing` header says, or lists the
+        // tools this server has.
+        LISTINGS.lock().unwrap().push(seen.clone());
+        return Ok(match seen["x-listing"].as_str() {
+            Some("hang") => {
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+                json_body(Vec::new())
+            }
+            Some("500") => Response::builder()
+                .status(StatusCode::INTERNAL_SERVER_ERROR)
+                .body(full("oops"))
+                .unwrap(),
+            Some("drop") => {
+                let (mut sender, channel) = Channel::<Bytes, std::io::Error>::new(4);
+                tokio::spawn(async move {
+                    let _ = sender.send_data(Bytes::from("data: {\"jsonrpc\"")).await;
+                    sender.abort(std::io::Error::other("cut off"));
+                });
+                sse(channel.boxed())
+            }
+            _ => {
+                // Two pages: the first tools, then (after `nextCursor`) the rest.
+                let second = message["params"]["cursor"] == "page-2";
+                let (first, rest) = TOOLS.split_at(3);
+                let tools: Vec<Value> = if second { rest } else { first }
+                    .iter()
+                    .map(|name| json!({"name": name, "inputSchema": {"type": "object"}}))
+                    .collect();
+                let mut result = json!({"tools": tools});
+                if !second {
+                    result["nextCursor"] = json!("page-2");
+                }
+                let answer = json!({"jsonrpc": "2.0", "id": message["id"], "result": result});
+                sse(full(format!("event: message\ndata: {answer}\n\n")))
+            }
+        });
+    }
     Ok(match name.as_str() {
+        _ if message["method"] == "tools/call" && !TOOLS.contains(&name.as_str()) => json_body(
+            json!({"jsonrpc": "2.0", "id": message["id"],
+                   "error": {"code": -32602, "message": format!("Unknown tool: {name}")}})
+            .to_string()
+            .into_bytes(),
+        ),
         "headers" => json_body(
             json!({"jsonrpc": "2.0", "id": message["id"],
                    "result": {"content": [{"type": "text", "text": seen.to_string()}]}})
@@ -355,18 +415,13 @@ fn a5_the_gateway_passes_last_event_id_authorization_and_origin_untouched() {
 #[test]
 fn a5_proxy_url_sends_the_session_headers_and_only_the_headers_given() {
     let (_runtime, upstream) = start_upstream(misbehave);
-    let mut proxy = UrlProxy::start(
-        &upstream,
-        &[
-            "--header",
-            "Authorization: Bearer s3cr3t",
-            "--header",
-            "X-Tenant: t1",
-        ],
-    );
-    proxy.send(http_support::INITIALIZE);
-    proxy.until_response(0);
-    proxy.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let options = [
+        "--header",
+        "Authorization: Bearer s3cr3t",
+        "--header",
+        "X-Tenant: t1",
+    ];
+    let (mut proxy, _) = UrlProxy::initialized(&upstream, &options);
     // The GET stream the proxy opened after `initialized`: its event comes through,
     // and the stream, ended by the server, is opened again with Last-Event-ID.
     let first = serde_json::from_str::<Value>(&proxy.line()).unwrap();
@@ -402,7 +457,127 @@ fn a5_proxy_url_sends_the_session_headers_and_only_the_headers_given() {
     assert_eq!(seen["authorization"], "Bearer s3cr3t");
     assert_eq!(seen["mcp-session-id"], "sess-1");
     assert_eq!(seen["mcp-protocol-version"], "2025-06-18");
+    // E8: before the first call, the proxy listed the tools with the same headers.
+    let listing = LISTINGS
+        .lock()
+        .unwrap()
+        .iter()
+        .find(|seen| seen["x-tenant"] == "t1")
+        .cloned()
+        .expect("the proxy listed the tools");
+    for name in [
+        "authorization",
+        "mcp-session-id",
+        "mcp-protocol-version",
+        "x-tenant",
+    ] {
+        assert_eq!(listing[name], seen[name], "{name}");
+    }
+    // A misspelt tool is now known to be unknown.
+    proxy.send(&call(2, "hedaers", json!({})));
+    let unknown = proxy.until_response(2).pop().unwrap();
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown:.300}");
+    assert_eq!(
+        unknown["error"]["data"]["suggestion"],
+        "Did you mean 'headers'?"
+    );
     assert!(proxy.finish().success());
     // The session was ended on the way out.
     assert!(DELETES.lock().unwrap().contains(&"sess-1".to_owned()));
+}
+
+/// E8's own listing failing (hanging past the timeout, `500`, cut off) never fails the
+/// client's call: it is sent after, and shaped without a catalog.
+#[test]
+fn e8_a_failing_listing_never_fails_the_call_through_proxy_url() {
+    let (_runtime, upstream) = start_upstream(misbehave);
+    for fault in ["hang", "500", "drop"] {
+        let header = format!("X-Listing: {fault}");
+        let options = ["--max-bytes", "2000", "--timeout", "1", "--header", &header];
+        let (mut proxy, _) = UrlProxy::initialized(&upstream, &options);
+        proxy.send(&call(1, "ok", json!({})));
+        assert_shaped(&answer_to(&mut proxy, 1));
+        // Not listed again: the next call goes straight on.
+        proxy.send(&call(2, "ok", json!({})));
+        assert_shaped(&answer_to(&mut proxy, 2));
+        assert!(proxy.finish().success(), "{fault}");
+    }
+}
+
+/// The answer to request `id` (the GET stream's notifications skipped).
+fn answer_to(proxy: &mut UrlProxy, id: u32) -> Value {
+    proxy.until_response(id).pop().unwrap()
+}
+
+#[test]
+fn e8_a_failing_listing_never_fails_the_call_through_the_gateway() {
+    let (_runtime, upstream) = start_upstream(misbehave);
+    let (_gateway, url) =
+        http_support::start_gateway(&upstream, &["--max-bytes", "2000", "--timeout", "1"]);
+    let http = Http::new();
+    for fault in ["hang", "500", "drop"] {
+        // A session begun through this gateway, so that it lists for its first call.
+        let reply = http.post(&url, None, http_support::INITIALIZE);
+        let session = reply.header("mcp-session-id").unwrap();
+        let headers = [
+            ("content-type", "application/json"),
+            ("accept", "application/json, text/event-stream"),
+            ("mcp-session-id", session.as_str()),
+            ("x-listing", fault),
+        ];
+        let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+        http.send(http::Method::POST, &url, &headers, initialized);
+        let reply = http.send(
+            http::Method::POST,
+            &url,
+            &headers,
+            &call(1, "ok", json!({})),
+        );
+        assert_shaped(&reply.response());
+        assert!(
+            LISTINGS
+                .lock()
+                .unwrap()
+                .iter()
+                .any(|seen| seen["x-listing"] == fault),
+            "the gateway tried to list, with the client's headers"
+        );
+    }
+    // A listing that works, over two pages: the first call knows the tools, those of
+    // the second page (`hang`) too.
+    let reply = http.post(&url, None, http_support::INITIALIZE);
+    let session = reply.header("mcp-session-id").unwrap();
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    http.post(&url, Some(&session), initialized);
+    let unknown = http
+        .post(&url, Some(&session), &call(1, "hnag", json!({})))
+        .response();
+    assert_eq!(
+        unknown["error"]["data"]["suggestion"], "Did you mean 'hang'?",
+        "{unknown}"
+    );
+}
+
+/// A stateless request (no session) is not listed for behind the gateway: its shaper
+/// lives for that one request, and a listing would double every call's round trips.
+#[test]
+fn e8_the_gateway_does_not_list_for_a_stateless_request() {
+    let (_runtime, upstream) = start_upstream(misbehave);
+    let (_gateway, url) = http_support::start_gateway(&upstream, &["--max-bytes", "2000"]);
+    let headers = [
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+        ("x-listing", "stateless"),
+    ];
+    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "ok", "arguments": {},
+        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}});
+    let reply = Http::new().send(http::Method::POST, &url, &headers, &request.to_string());
+    assert_shaped(&reply.response());
+    let listed = LISTINGS
+        .lock()
+        .unwrap()
+        .iter()
+        .any(|seen| seen["x-listing"] == "stateless");
+    assert!(!listed, "no listing for a request without a session");
 }

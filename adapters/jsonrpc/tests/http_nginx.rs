@@ -125,11 +125,9 @@ fn a5_two_gateways_behind_nginx_with_session_affinity() {
     ) else {
         return;
     };
-    let Some(python) = http_support::or_skip(
-        http_support::python(),
-        "a5_two_gateways_behind_nginx_with_session_affinity",
-        "target/fastmcp-venv",
-    ) else {
+    let Some(python) =
+        http_support::python_or_skip("a5_two_gateways_behind_nginx_with_session_affinity")
+    else {
         return;
     };
     let (_server, upstream) = http_support::start_fastmcp(&python, true);

@@ -13,11 +13,20 @@
 //!   and `initialize` are sent one at a time, in order, each awaited (so the session id
 //!   is known before the next); other requests are sent as they come, concurrently
 //!   (a long `tools/call` does not hold a `ping` or a cancellation).
+//! - A `tools/call` that comes before the session's tool catalog is complete is
+//!   preceded by the shaper's own `tools/list` (SPEC E8, [`super::listing`]): POSTed
+//!   with the same headers, its pages read and followed before the call is sent, so
+//!   that a misspelt tool gets `Did you mean …?` and a structured result is cut within
+//!   its schema (L15) from the first call on. A listing that fails or times out is
+//!   given up, and the call is sent all the same.
 //! - Once the client has sent `notifications/initialized`, a GET stream is opened for
 //!   the server's own messages; a server without one (`405`) is fine. A stream that
-//!   ends is opened again with `Last-Event-ID` (a few times at most).
+//!   ends, or cannot be reached, is opened again with `Last-Event-ID` after a backoff
+//!   ([`reconnect_delay`]: 0.5 s doubling to 8 s, reset by an event with a new id; a
+//!   server's SSE `retry:` wins), and given up after 5 tries in a row without one.
 //! - Failures answer each request of the POST with a JSON-RPC error naming the cause
-//!   and the server's address ([`UpstreamFailure`]); the proxy keeps serving the rest.
+//!   and the server's address ([`UpstreamFailure`]), and those requests are no longer
+//!   pending in the shaper; the proxy keeps serving the rest.
 //! - At the end of stdin, the requests in flight are awaited (each within the timeout),
 //!   the session is ended with a DELETE, and the proxy exits 0.
 
@@ -32,15 +41,65 @@ use http_body_util::Full;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::task::JoinSet;
 
-use super::headers::{PROTOCOL_VERSION, SESSION_ID, is_event_stream};
+use super::headers::{PROTOCOL_VERSION, SESSION_ID, is_event_stream, set_post_headers};
+use super::listing::list_first;
 use super::shape::{BodyShaper, EventShaper, Out, QueueSink, Queued};
 use super::upstream::{Upstream, UpstreamFailure};
-use super::{Options, Shaping, error_responses, is_json, lock, request_ids};
+use super::{Options, Shaping, is_json, lock, request_ids};
 use crate::framing::LineReader;
 use crate::stream::{Ended, Sink};
 
-/// How many times a GET stream that ended is opened again in a row without an event.
-const GET_RETRIES: u32 = 3;
+/// How many times a GET stream that ended (or could not be opened) is opened again in
+/// a row without an event: with [`reconnect_delay`]'s doubling, about 15 s of trying.
+const GET_RETRIES: u32 = 5;
+
+/// The wait before the first reopening of a GET stream.
+const FIRST_RECONNECT_DELAY: Duration = Duration::from_millis(500);
+
+/// The longest wait before reopening a GET stream, unless the server asked for longer.
+const MAX_RECONNECT_DELAY: Duration = Duration::from_secs(8);
+
+/// How long to wait before opening the GET stream again, after `misses` tries in a
+/// row that brought no new event (0: the stream that just ended brought one): the
+/// server's SSE `retry:` when it sent one (Streamable HTTP, 2025-11-25 on: the client
+/// waits that long before reconnecting), else 0.5 s doubling with each miss, at most
+/// 8 s.
+///
+/// ```
+/// use std::time::Duration;
+/// use backstop_jsonrpc::http::client::reconnect_delay;
+/// assert_eq!(reconnect_delay(0, None), Duration::from_millis(500));
+/// assert_eq!(reconnect_delay(1, None), Duration::from_secs(1));
+/// assert_eq!(reconnect_delay(2, None), Duration::from_secs(2));
+/// assert_eq!(reconnect_delay(9, None), Duration::from_secs(8));
+/// assert_eq!(reconnect_delay(9, Some(Duration::from_secs(30))), Duration::from_secs(30));
+/// ```
+pub fn reconnect_delay(misses: u32, retry: Option<Duration>) -> Duration {
+    retry.unwrap_or_else(|| {
+        FIRST_RECONNECT_DELAY
+            .saturating_mul(1 << misses.min(16))
+            .min(MAX_RECONNECT_DELAY)
+    })
+}
+
+/// The reconnection time an SSE `retry:` field's value sets: ASCII digits, in
+/// milliseconds, as the SSE standard reads it; anything else sets none.
+///
+/// ```
+/// use std::time::Duration;
+/// use backstop_jsonrpc::http::client::retry_value;
+/// assert_eq!(retry_value(b"1500"), Some(Duration::from_millis(1500)));
+/// assert_eq!(retry_value(b"soon"), None);
+/// assert_eq!(retry_value(b""), None);
+/// assert_eq!(retry_value(b"-5"), None);
+/// ```
+pub fn retry_value(value: &[u8]) -> Option<Duration> {
+    let digits = !value.is_empty() && value.iter().all(u8::is_ascii_digit);
+    digits
+        .then(|| std::str::from_utf8(value).ok()?.parse::<u64>().ok())
+        .flatten()
+        .map(Duration::from_millis)
+}
 
 /// A `--header 'Name: value'` argument, read.
 ///
@@ -71,6 +130,9 @@ struct Session {
     protocol: Mutex<Option<HeaderValue>>,
     /// The raw ids of `initialize` requests not answered yet.
     initializing: Mutex<Vec<String>>,
+    /// The reconnection time the server's last SSE `retry:` field set
+    /// ([`retry_value`]), for reopening the GET stream.
+    retry: Mutex<Option<Duration>>,
     /// Bytes for stdout, written as they come (no line break added).
     out: UnboundedSender<Vec<u8>>,
     /// Held by whoever writes to stdout, for as long as a message it writes is not
@@ -84,7 +146,13 @@ impl Session {
         let mut request = Request::new(Full::new(body));
         *request.method_mut() = method;
         *request.uri_mut() = self.upstream.url().clone();
-        let headers = request.headers_mut();
+        *request.headers_mut() = self.headers();
+        request
+    }
+
+    /// The session's headers, then the given ones.
+    fn headers(&self) -> HeaderMap {
+        let mut headers = HeaderMap::new();
         if let Some(id) = lock(&self.id).clone() {
             headers.insert(SESSION_ID, id);
         }
@@ -94,17 +162,41 @@ impl Session {
         for (name, value) in &self.extra {
             headers.append(name.clone(), value.clone());
         }
-        request
+        headers
     }
 
-    /// Write errors for `ids` to the client.
+    /// Write errors for `ids` to the client; they are no longer pending.
     async fn fail(&self, ids: &[String], failure: &UpstreamFailure) {
         let error = failure.to_error(self.upstream.address());
+        self.write_lines(self.shaping.fail_requests(ids, &error))
+            .await;
+    }
+
+    /// Write whole messages to the client, one line each.
+    async fn write_lines(&self, messages: Vec<Vec<u8>>) {
         let _writing = self.writing.lock().await;
-        for mut answer in error_responses(ids, &error) {
-            answer.push(b'\n');
-            let _ = self.out.send(answer);
+        for mut line in messages {
+            // Data of several lines: JSON allows a space wherever it has a line break
+            // outside a string (and has none inside one), and stdout takes one line.
+            for byte in &mut line {
+                if *byte == b'\n' || *byte == b'\r' {
+                    *byte = b' ';
+                }
+            }
+            line.push(b'\n');
+            let _ = self.out.send(line);
         }
+    }
+
+    /// Send a client message: first the shaper's own listing when it asked for one
+    /// (E8, [`list_first`]), then the message.
+    async fn send(&self, body: Bytes, ids: Vec<String>, listing: Vec<Vec<u8>>) {
+        if !listing.is_empty() {
+            let headers = self.headers();
+            let for_client = list_first(&self.upstream, &self.shaping, listing, &headers).await;
+            self.write_lines(for_client).await;
+        }
+        self.post(body, ids).await;
     }
 
     /// Send what `sink` queued to stdout, held bytes read back a piece at a time.
@@ -149,15 +241,7 @@ impl Session {
     /// POST one client message and write what answers it.
     async fn post(&self, body: Bytes, mut ids: Vec<String>) {
         let mut request = self.request(Method::POST, body);
-        let headers = request.headers_mut();
-        headers.insert(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        );
-        headers.insert(
-            header::ACCEPT,
-            HeaderValue::from_static("application/json, text/event-stream"),
-        );
+        set_post_headers(request.headers_mut());
         let response = match self.upstream.send(request).await {
             Ok(response) => response,
             Err(failure) => return self.fail(&ids, &failure).await,
@@ -259,6 +343,9 @@ impl Session {
                 if let Some(id) = event.id.and_then(|id| HeaderValue::from_bytes(&id).ok()) {
                     *last_id = Some(id);
                 }
+                if let Some(retry) = event.retry.as_deref().and_then(retry_value) {
+                    *lock(&self.retry) = Some(retry);
+                }
                 if let Some(message) = &event.message {
                     self.ended(message, ids);
                 }
@@ -290,11 +377,14 @@ impl Session {
         failure
     }
 
-    /// The server's own stream, for as long as it offers one.
+    /// The server's own stream, for as long as it offers one: reopened with
+    /// `Last-Event-ID` when it ends or cannot be reached, after [`reconnect_delay`];
+    /// given up after `GET_RETRIES` tries in a row that brought no new event id, or
+    /// when the server answers that it has no such stream.
     async fn listen(self: Arc<Self>) {
         let mut last_id: Option<HeaderValue> = None;
         let mut misses = 0;
-        while misses < GET_RETRIES {
+        loop {
             let mut request = self.request(Method::GET, Bytes::new());
             let headers = request.headers_mut();
             headers.insert(
@@ -304,19 +394,23 @@ impl Session {
             if let Some(id) = &last_id {
                 headers.insert("last-event-id", id.clone());
             }
-            let Ok(response) = self.upstream.send(request).await else {
-                return;
-            };
-            let (head, mut body) = response.into_parts();
-            if !head.status.is_success() || !is_event_stream(&head.headers) {
-                return; // 405: the server has no stream of its own
-            }
             let before = last_id.clone();
-            let _ = self
-                .events(&mut body, &mut Vec::new(), true, &mut last_id)
-                .await;
+            // A connection that fails is tried again, as a stream that ended is.
+            if let Ok(response) = self.upstream.send(request).await {
+                let (head, mut body) = response.into_parts();
+                if !head.status.is_success() || !is_event_stream(&head.headers) {
+                    return; // 405: the server has no stream of its own
+                }
+                let _ = self
+                    .events(&mut body, &mut Vec::new(), true, &mut last_id)
+                    .await;
+            }
             misses = if last_id == before { misses + 1 } else { 0 };
-            tokio::time::sleep(Duration::from_millis(500)).await;
+            if misses >= GET_RETRIES {
+                return;
+            }
+            let retry = *lock(&self.retry);
+            tokio::time::sleep(reconnect_delay(misses, retry)).await;
         }
     }
 
@@ -400,6 +494,7 @@ pub fn run(upstream: Upstream, extra: HeaderMap, options: Options) -> io::Result
             id: Mutex::new(None),
             protocol: Mutex::new(None),
             initializing: Mutex::new(Vec::new()),
+            retry: Mutex::new(None),
             out,
             writing: tokio::sync::Mutex::new(()),
         });
@@ -407,7 +502,7 @@ pub fn run(upstream: Upstream, extra: HeaderMap, options: Options) -> io::Result
         let mut in_flight = JoinSet::new();
         let mut listening = None;
         while let Some(line) = lines.recv().await {
-            session.shaping.client_body(&line);
+            let listing = session.shaping.client_route(&line);
             let ids = request_ids(&line);
             let initialize = has_method(&line, "initialize");
             let initialized = has_method(&line, "notifications/initialized");
@@ -415,10 +510,10 @@ pub fn run(upstream: Upstream, extra: HeaderMap, options: Options) -> io::Result
                 lock(&session.initializing).extend(ids.iter().cloned());
             }
             if ids.is_empty() || initialize {
-                session.post(Bytes::from(line.clone()), ids).await;
+                session.send(Bytes::from(line), ids, listing).await;
             } else {
                 let session = Arc::clone(&session);
-                in_flight.spawn(async move { session.post(Bytes::from(line), ids).await });
+                in_flight.spawn(async move { session.send(Bytes::from(line), ids, listing).await });
             }
             while in_flight.try_join_next().is_some() {}
             if listening.is_none() && initialized {
@@ -434,4 +529,89 @@ pub fn run(upstream: Upstream, extra: HeaderMap, options: Options) -> io::Result
     runtime.shutdown_background();
     let _ = writer.join();
     Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An address nobody listens on.
+    fn refused() -> Upstream {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .unwrap()
+            .port();
+        let url = format!("http://127.0.0.1:{port}/mcp").parse().unwrap();
+        Upstream::new(url, Duration::from_secs(5)).unwrap()
+    }
+
+    #[test]
+    fn a5_the_get_stream_backs_off_doubling_to_a_bound_and_honours_retry() {
+        let schedule: Vec<u64> = (0..GET_RETRIES + 2)
+            .map(|misses| reconnect_delay(misses, None).as_millis() as u64)
+            .collect();
+        assert_eq!(schedule, [500, 1000, 2000, 4000, 8000, 8000, 8000]);
+        // What the proxy waits in all before giving a silent stream up: bounded.
+        let total: Duration = (1..GET_RETRIES)
+            .map(|misses| reconnect_delay(misses, None))
+            .sum();
+        assert_eq!(total, Duration::from_secs(15));
+        // The server's `retry:` wins, whichever the count (SEP-1699).
+        let retry = Duration::from_millis(1500);
+        assert!((0..20).all(|misses| reconnect_delay(misses, Some(retry)) == retry));
+        assert_eq!(reconnect_delay(u32::MAX, None), MAX_RECONNECT_DELAY);
+    }
+
+    #[test]
+    fn a5_an_events_retry_field_is_read_for_the_get_stream() {
+        let mut events = EventShaper::new(Out::Lines);
+        let mut sink = QueueSink::default();
+        let mut shaper = crate::Shaper::default();
+        let stream = b"id: 1\nretry: 2500\n\ndata: {}\n\nretry: later\n\n";
+        let ended = events.push(&mut shaper, stream, &mut sink);
+        let retries: Vec<_> = ended
+            .iter()
+            .map(|event| event.retry.as_deref().and_then(retry_value))
+            .collect();
+        assert_eq!(retries, [Some(Duration::from_millis(2500)), None, None]);
+    }
+
+    #[test]
+    fn b1_a_failed_post_answers_its_request_and_leaves_nothing_pending() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let (out, mut written) = unbounded_channel();
+        let session = Session {
+            upstream: refused(),
+            extra: HeaderMap::new(),
+            shaping: Shaping::new(crate::Shaper::default(), false),
+            id: Mutex::new(None),
+            protocol: Mutex::new(None),
+            initializing: Mutex::new(Vec::new()),
+            retry: Mutex::new(None),
+            out,
+            writing: tokio::sync::Mutex::new(()),
+        };
+        let call = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t"}}"#;
+        assert!(
+            session.shaping.client_route(call).is_empty(),
+            "no session yet"
+        );
+        assert_eq!(session.shaping.pending(), 1);
+        runtime.block_on(session.send(Bytes::from_static(call), request_ids(call), Vec::new()));
+        let answer: serde_json::Value =
+            serde_json::from_slice(&written.try_recv().unwrap()).unwrap();
+        assert_eq!(answer["id"], 7);
+        assert!(
+            answer.to_string().contains("could not be reached"),
+            "{answer}"
+        );
+        assert_eq!(
+            session.shaping.pending(),
+            0,
+            "A5/B1: the failed request is not pending"
+        );
+    }
 }

@@ -7,6 +7,12 @@
 //!   server's status and headers (hop-by-hop ones dropped, [`super::headers`]). A long
 //!   body or event is shaped as it arrives, in memory bounded by the cap
 //!   ([`super::shape`], B3): a JSON body past 4 MiB is streamed once its head is sent.
+//! - E8 from the first call: a `tools/call` in a session whose tool catalog is not
+//!   complete yet is preceded by the shaper's own `tools/list`, sent with the client's
+//!   end-to-end headers (its session, revision, `Authorization`) and read before the
+//!   call goes on ([`super::listing`]); a listing that fails is given up and never
+//!   fails the call. Stateless requests are not listed for (their shaper lives for one
+//!   request; see `see_client_body`).
 //! - `GET` (the server's own stream) and `DELETE` pass the same way; a `DELETE` the
 //!   server accepts ends the session's state. Other methods pass untouched.
 //! - Sessions: a shaper per `Mcp-Session-Id`, made when the server's answer to an
@@ -21,7 +27,8 @@
 //!   answers `5xx` or with a body that is not JSON answers each request of the POST
 //!   with a JSON-RPC error naming the cause and the server's address
 //!   ([`super::upstream::UpstreamFailure`]): a `200` JSON body, or, once an SSE
-//!   stream has begun, one more event per request it left unanswered. A `4xx` is the
+//!   stream has begun, one more event per request it left unanswered. A failed POST's
+//!   requests are no longer pending in the session's shaper. A `4xx` is the
 //!   client's to act on (authentication, an expired session) and passes as it came.
 //! - Security: no CORS header is added, `Origin` and `Authorization` pass untouched,
 //!   no header value is logged.
@@ -43,9 +50,10 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 
 use super::headers::{SESSION_ID, end_to_end, is_event_stream};
+use super::listing::list_first;
 use super::shape::{BodyShaper, EventShaper, Out, QueueSink, Queued};
 use super::upstream::{Upstream, UpstreamFailure};
-use super::{Options, Shaping, error_responses, is_json, lock, request_ids};
+use super::{Options, Shaping, is_json, lock, request_ids};
 use crate::stream::Sink;
 
 /// The body of every response the gateway sends.
@@ -251,13 +259,46 @@ fn json_messages(messages: Vec<Vec<u8>>) -> Response<Body> {
 }
 
 /// The answer for a POST the upstream failed: its requests' errors, or `502` when it
-/// had none to answer.
-fn failed(gateway: &Gateway, ids: &[String], failure: &UpstreamFailure) -> Response<Body> {
+/// had none to answer. The requests are no longer pending in the session's shaper.
+fn failed(
+    gateway: &Gateway,
+    shaping: &Shaping,
+    ids: &[String],
+    failure: &UpstreamFailure,
+) -> Response<Body> {
     if ids.is_empty() {
         return plain(StatusCode::BAD_GATEWAY, "the MCP server did not answer\n");
     }
     let error = failure.to_error(gateway.upstream.address());
-    json_messages(error_responses(ids, &error))
+    json_messages(shaping.fail_requests(ids, &error))
+}
+
+/// Show a client's POST body to the session's shaper before it is sent on; when the
+/// shaper asks to list the tools first (E8), do so ([`list_first`]) with the
+/// client's own end-to-end headers (its session, revision and credentials). What the
+/// listing leaves for the client is dropped: a response here answers the client's
+/// request, and those messages concern none of the client's requests.
+///
+/// A request without a session (2026-07-28, stateless) is not listed for: its shaper
+/// lives for that one request, so the listing would cost a second round trip to the
+/// server on every call and its catalog would be thrown away with the answer; such a
+/// call is shaped without a catalog (an unknown tool passes as the server says it,
+/// and a structured cut treats every value as cuttable, L15 b).
+async fn see_client_body(
+    gateway: &Gateway,
+    shaping: &Shaping,
+    headers: &http::HeaderMap,
+    in_session: bool,
+    body: &[u8],
+) {
+    if !in_session {
+        shaping.client_body(body);
+        return;
+    }
+    let listing = shaping.client_route(body);
+    if !listing.is_empty() {
+        let _ = list_first(&gateway.upstream, shaping, listing, &end_to_end(headers)).await;
+    }
 }
 
 /// One request from a client.
@@ -288,7 +329,14 @@ async fn handle(gateway: &Gateway, request: Request<Incoming>) -> Response<Body>
         None => gateway.fresh(),
     };
     let ids = if parts.method == Method::POST {
-        shaping.client_body(&body);
+        see_client_body(
+            gateway,
+            &shaping,
+            &parts.headers,
+            session_id.is_some(),
+            &body,
+        )
+        .await;
         request_ids(&body)
     } else {
         Vec::new()
@@ -300,7 +348,7 @@ async fn handle(gateway: &Gateway, request: Request<Incoming>) -> Response<Body>
     *upstream_request.headers_mut() = end_to_end(&parts.headers);
     let response = match gateway.upstream.send(upstream_request).await {
         Ok(response) => response,
-        Err(failure) => return failed(gateway, &ids, &failure),
+        Err(failure) => return failed(gateway, &shaping, &ids, &failure),
     };
     let (mut head, mut body) = response.into_parts();
     let status = head.status;
@@ -313,7 +361,7 @@ async fn handle(gateway: &Gateway, request: Request<Incoming>) -> Response<Body>
         lock(&gateway.sessions).remove(id);
     }
     if parts.method == Method::POST && status.is_server_error() && !ids.is_empty() {
-        return failed(gateway, &ids, &UpstreamFailure::Status(status));
+        return failed(gateway, &shaping, &ids, &UpstreamFailure::Status(status));
     }
     if !status.is_success() || !matches!(parts.method, Method::POST | Method::GET) {
         return Response::from_parts(head, body.boxed());
@@ -353,7 +401,7 @@ async fn json_body(
     let mut sink = QueueSink::default();
     loop {
         match gateway.upstream.next_data(&mut body, false).await {
-            Err(failure) => return failed(gateway, &ids, &failure),
+            Err(failure) => return failed(gateway, shaping, &ids, &failure),
             Ok(Some(data)) => {
                 shaping.shape(|shaper| shaped.push(shaper, &data, &mut sink));
                 if shaped.whole().is_none() {
@@ -366,7 +414,7 @@ async fn json_body(
                     return Response::from_parts(head, full(Bytes::new()));
                 }
                 if !is_json(whole) {
-                    return failed(gateway, &ids, &UpstreamFailure::NotJson);
+                    return failed(gateway, shaping, &ids, &UpstreamFailure::NotJson);
                 }
                 shaping.shape(|shaper| shaped.end(shaper, &mut sink));
                 return Response::from_parts(head, full(sink.take_bytes()));
@@ -399,10 +447,13 @@ async fn stream_body(
             Ok(Some(data)) => shaping.shape(|shaper| shaped.push(shaper, &data, &mut sink)),
             Ok(None) => break,
             Err(failure) => {
+                // The requests are answered here or not at all: none stays pending.
+                let error = failure.to_error(upstream.address());
+                let answers = shaping.fail_requests(&ids, &error);
                 if !sink.sent_some() && !ids.is_empty() {
-                    let error = failure.to_error(upstream.address());
-                    let body = one_json_text(error_responses(&ids, &error));
-                    sender.send_data(Bytes::from(body)).await?;
+                    sender
+                        .send_data(Bytes::from(one_json_text(answers)))
+                        .await?;
                 }
                 return Ok(());
             }
@@ -472,7 +523,7 @@ async fn stream_events(
     if !ids.is_empty() {
         let failure = ended.unwrap_or(UpstreamFailure::Broken);
         let error = failure.to_error(upstream.address());
-        for answer in error_responses(&ids, &error) {
+        for answer in shaping.fail_requests(&ids, &error) {
             let mut event = b"event: message\ndata: ".to_vec();
             event.extend_from_slice(&answer);
             event.extend_from_slice(b"\n\n");
@@ -487,11 +538,11 @@ mod tests {
     use super::*;
 
     fn gateway() -> Gateway {
-        let upstream = Upstream::new(
-            "http://127.0.0.1:9/mcp".parse().unwrap(),
-            Duration::from_secs(1),
-        )
-        .unwrap();
+        gateway_to("http://127.0.0.1:9/mcp")
+    }
+
+    fn gateway_to(url: &str) -> Gateway {
+        let upstream = Upstream::new(url.parse().unwrap(), Duration::from_secs(1)).unwrap();
         let options = Options {
             shaper: crate::Shaper::default(),
             log_failures: false,
@@ -511,6 +562,55 @@ mod tests {
         assert_eq!(gateway.sessions(), 2);
         let sessions = lock(&gateway.sessions);
         assert!(sessions.contains_key("a") && sessions.contains_key("c"));
+    }
+
+    #[test]
+    fn b1_a_post_the_upstream_refused_leaves_nothing_pending_in_its_session() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        // The upstream: a port nobody listens on.
+        let gateway = Arc::new(gateway_to(&format!("http://127.0.0.1:{}/mcp", free_port())));
+        runtime.block_on(async {
+            let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+            let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+            tokio::spawn(serve(listener, Arc::clone(&gateway)));
+            let client = Upstream::new(url.parse().unwrap(), Duration::from_secs(5)).unwrap();
+            let call = r#"{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"t"}}"#;
+            let mut request = Request::new(Full::new(Bytes::from_static(call.as_bytes())));
+            *request.method_mut() = Method::POST;
+            *request.uri_mut() = client.url().clone();
+            request
+                .headers_mut()
+                .insert(SESSION_ID, HeaderValue::from_static("s1"));
+            request.headers_mut().insert(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            );
+            let (head, mut body) = client.send(request).await.unwrap().into_parts();
+            assert_eq!(head.status, StatusCode::OK);
+            let answer: serde_json::Value =
+                serde_json::from_slice(&client.whole(&mut body).await.unwrap()).unwrap();
+            assert_eq!(answer["id"], "c");
+            assert!(
+                answer.to_string().contains("could not be reached"),
+                "{answer}"
+            );
+        });
+        assert_eq!(
+            gateway.session("s1").pending(),
+            0,
+            "A5/B1: the failed request is not pending"
+        );
+    }
+
+    /// A port nobody listens on.
+    fn free_port() -> u16 {
+        std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .unwrap()
+            .port()
     }
 
     #[test]

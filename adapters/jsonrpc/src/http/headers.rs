@@ -4,8 +4,8 @@
 //! connection, and those the `Connection` header names). `Host` and `Content-Length`
 //! are the new hop's own. No header value is ever logged.
 
-use http::HeaderMap;
 use http::header::{self, HeaderName};
+use http::{HeaderMap, HeaderValue};
 
 /// The session header of Streamable HTTP.
 pub const SESSION_ID: &str = "mcp-session-id";
@@ -61,6 +61,26 @@ pub fn end_to_end(incoming: &HeaderMap) -> HeaderMap {
     out
 }
 
+/// Set the `Content-Type` and `Accept` of a Streamable HTTP client's POST (a JSON-RPC
+/// message; a JSON body or an SSE stream taken in answer).
+///
+/// ```
+/// let mut headers = http::HeaderMap::new();
+/// backstop_jsonrpc::http::headers::set_post_headers(&mut headers);
+/// assert_eq!(headers["accept"], "application/json, text/event-stream");
+/// assert_eq!(headers["content-type"], "application/json");
+/// ```
+pub fn set_post_headers(headers: &mut HeaderMap) {
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    headers.insert(
+        header::ACCEPT,
+        HeaderValue::from_static("application/json, text/event-stream"),
+    );
+}
+
 /// Whether a response's `Content-Type` is an SSE stream.
 ///
 /// ```
@@ -84,7 +104,6 @@ pub fn is_event_stream(headers: &HeaderMap) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use http::HeaderValue;
 
     #[test]
     fn a5_the_headers_that_must_pass_pass_untouched() {

@@ -3,18 +3,22 @@
 //!
 //! Both run on a tokio runtime of their own; the stdio proxy ([`crate::proxy`]) stays
 //! on plain threads. Each JSON-RPC message — a whole JSON body, or the data of one SSE
-//! event ([`sse`]) — goes through a [`Shaping`], whose two methods are the only places
-//! the [`Shaper`] is called from, one per direction.
+//! event ([`sse`]) — goes through a [`Shaping`], whose methods are the only places the
+//! [`Shaper`] is called from: one per direction, the answers to a failed POST
+//! ([`Shaping::fail_requests`]), and the shaper's own listing ([`listing`]).
 //!
 //! - [`shape`]: bodies and events shaped as they arrive, in bounded memory (B3).
 //! - [`upstream`]: the HTTP client, and the errors that answer requests a failing
 //!   server left unanswered.
 //! - [`headers`]: which headers pass (A5: everything end-to-end, untouched; hop-by-hop
 //!   ones dropped).
+//! - [`listing`]: the shaper's own `tools/list` before a session's first `tools/call`
+//!   (E8), for both modes.
 
 pub mod client;
 pub mod gateway;
 pub mod headers;
+pub mod listing;
 pub mod shape;
 pub mod sse;
 pub mod upstream;
@@ -24,7 +28,6 @@ use std::sync::{Mutex, PoisonError};
 use backstop_core::{LogRecord, ProtocolError};
 use serde_json::json;
 
-use crate::message::error_response;
 pub use crate::message::{request_ids, response_ids};
 use crate::{Forward, Shaper};
 
@@ -101,6 +104,29 @@ impl Shaping {
     }
 }
 
+impl Shaping {
+    /// Answer the requests `ids` (raw JSON) of a POST that failed with `error`: one
+    /// error response each, for the client; none of them is pending any more (B1, B2).
+    ///
+    /// ```
+    /// use backstop_jsonrpc::{Shaper, http::Shaping};
+    /// let shaping = Shaping::new(Shaper::default(), false);
+    /// shaping.client_body(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#);
+    /// let error = backstop_core::ProtocolError::new(-32603, "The MCP server at http://h/mcp answered HTTP 500");
+    /// let answers = shaping.fail_requests(&["1".to_owned()], &error);
+    /// assert_eq!(answers[0], br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"The MCP server at http://h/mcp answered HTTP 500"}}"#);
+    /// assert_eq!(shaping.pending(), 0);
+    /// ```
+    pub fn fail_requests(&self, ids: &[String], error: &ProtocolError) -> Vec<Vec<u8>> {
+        lock(&self.shaper).answer_requests(ids, error)
+    }
+
+    /// How many requests of the session are not answered yet.
+    pub fn pending(&self) -> usize {
+        lock(&self.shaper).pending().len()
+    }
+}
+
 /// G1, G2: one line on stderr per converted failure, as JSON after `backstop: `
 /// (the stdio proxy's format).
 fn log_failure(record: &LogRecord) {
@@ -109,17 +135,6 @@ fn log_failure(record: &LogRecord) {
         "error_type": record.error_type, "expected": record.expected, "message": record.message,
     });
     eprintln!("backstop: {line}");
-}
-
-/// The error responses for `ids`, one each.
-///
-/// ```
-/// let error = backstop_core::ProtocolError::new(-32603, "gone");
-/// let answers = backstop_jsonrpc::http::error_responses(&["1".to_owned()], &error);
-/// assert_eq!(answers[0], br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"gone"}}"#);
-/// ```
-pub fn error_responses(ids: &[String], error: &ProtocolError) -> Vec<Vec<u8>> {
-    ids.iter().map(|id| error_response(id, error)).collect()
 }
 
 /// Whether a body reads as JSON at all (a JSON-RPC message or batch, or not): UTF-8

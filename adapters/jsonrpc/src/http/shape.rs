@@ -284,6 +284,7 @@ struct EventInProgress {
     joins: usize,
     value_bytes: usize,
     id: Option<Vec<u8>>,
+    retry: Option<Vec<u8>>,
 }
 
 impl EventInProgress {
@@ -304,6 +305,9 @@ pub struct EventEnded {
     pub message: Option<Ended>,
     /// The value of its `id:` line, if any.
     pub id: Option<Vec<u8>>,
+    /// The value of its last `retry:` line, if any (a reconnection time, for the
+    /// client's GET stream).
+    pub retry: Option<Vec<u8>>,
 }
 
 /// An SSE stream, shaped event by event as it arrives (see the [module docs](self)).
@@ -394,6 +398,7 @@ impl EventShaper {
                 joins: 0,
                 value_bytes: 0,
                 id: None,
+                retry: None,
             });
         }
         let event = self.event.as_mut()?;
@@ -404,8 +409,10 @@ impl EventShaper {
         };
         match piece {
             Piece::Field(line) => {
-                if let (b"id", value) = field(without_ending(line)) {
-                    event.id = Some(value.to_vec());
+                match field(without_ending(line)) {
+                    (b"id", value) => event.id = Some(value.to_vec()),
+                    (b"retry", value) => event.retry = Some(value.to_vec()),
+                    _ => {}
                 }
                 framing(event, line);
                 if http {
@@ -456,6 +463,7 @@ impl EventShaper {
                 return Some(EventEnded {
                     message,
                     id: event.id,
+                    retry: event.retry,
                 });
             }
         }

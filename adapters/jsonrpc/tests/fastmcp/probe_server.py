@@ -9,7 +9,7 @@ import sys
 
 from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ToolError
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 mcp = FastMCP("probe")
 
@@ -50,6 +50,19 @@ def structured_log(lines: int) -> BuildReport:
     """A build report whose log has `lines` lines, its last `BUILD DONE`."""
     log = "".join(f"log line {n} of the build\n" for n in range(1, lines + 1)) + "BUILD DONE"
     return BuildReport(summary="build finished: 0 errors", lines=lines, log=log)
+
+
+class Digest(BaseModel):
+    """The structured result of `digest`: its `hex` may not be cut (a `pattern`, L15)."""
+
+    algorithm: str
+    hex: str = Field(pattern="^[0-9a-f]*$")
+
+
+@mcp.tool
+def digest(length: int) -> Digest:
+    """A digest of `length` hex digits, which no cut can shorten within the schema."""
+    return Digest(algorithm="probe", hex="0123456789abcdef" * (length // 16))
 
 
 @mcp.tool

@@ -179,6 +179,62 @@ pub fn start_everything(bin: &PathBuf) -> (Spawned, String) {
     (Spawned(child), format!("http://127.0.0.1:{port}/mcp"))
 }
 
+/// The fastmcp venv's python, or `None` after saying why `test` is skipped.
+pub fn python_or_skip(test: &str) -> Option<PathBuf> {
+    or_skip(python(), test, "target/fastmcp-venv")
+}
+
+/// The reference server's binary, or `None` after saying why `test` is skipped.
+pub fn everything_or_skip(test: &str) -> Option<PathBuf> {
+    or_skip(
+        everything(),
+        test,
+        "@modelcontextprotocol/server-everything (target/node-peers) with node",
+    )
+}
+
+/// A real server and `backstop gateway` in front of it, both stopped when dropped.
+pub struct Fronted {
+    pub server: Spawned,
+    /// The server's own URL, to send each case straight to it too.
+    pub direct: String,
+    pub gateway: Spawned,
+    /// The gateway's URL.
+    pub url: String,
+}
+
+impl Fronted {
+    /// The fastmcp probe server (`--middleware` when `middleware`, and `options`)
+    /// behind a gateway started with `gateway_options`.
+    pub fn fastmcp(
+        python: &PathBuf,
+        middleware: bool,
+        options: &[&str],
+        gateway_options: &[&str],
+    ) -> Self {
+        Self::new(
+            start_fastmcp_with(python, middleware, options),
+            gateway_options,
+        )
+    }
+
+    /// The reference server behind a gateway started with `gateway_options`.
+    pub fn everything(bin: &PathBuf, gateway_options: &[&str]) -> Self {
+        Self::new(start_everything(bin), gateway_options)
+    }
+
+    /// A gateway started with `gateway_options` in front of a server started already.
+    fn new((server, direct): (Spawned, String), gateway_options: &[&str]) -> Self {
+        let (gateway, url) = start_gateway(&direct, gateway_options);
+        Self {
+            server,
+            direct,
+            gateway,
+            url,
+        }
+    }
+}
+
 /// `backstop gateway --upstream URL <options>` on a free port; its URL.
 pub fn start_gateway(upstream: &str, options: &[&str]) -> (Spawned, String) {
     start_gateway_logging(upstream, options, None)
@@ -394,6 +450,16 @@ impl UrlProxy {
             stdin,
             stdout,
         }
+    }
+
+    /// [`Self::start`], then the handshake: `initialize` (its answers returned) and
+    /// `notifications/initialized`.
+    pub fn initialized(url: &str, options: &[&str]) -> (Self, Vec<serde_json::Value>) {
+        let mut proxy = Self::start(url, options);
+        proxy.send(INITIALIZE);
+        let init = proxy.until_response(0);
+        proxy.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        (proxy, init)
     }
 
     pub fn send(&mut self, line: &str) {
