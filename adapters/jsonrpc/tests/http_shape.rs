@@ -197,3 +197,67 @@ fn b3_a_long_event_is_cut_as_the_whole_one_is_keeping_its_other_lines() {
     );
     assert!(got == want, "the same bytes as the whole-event path");
 }
+
+/// B3: a long event the scan cannot decide — a batch, with a text past what it holds —
+/// is read back whole from what was held, its data taken out of the event's lines
+/// (several `data:` lines here), and shaped as the whole-event path shapes it.
+#[test]
+fn b3_a_long_batch_event_is_read_whole_from_what_was_held() {
+    let text = format!("{}END", "x".repeat(3 << 20));
+    let batch = json!([
+        {"jsonrpc": "2.0", "id": 3, "result": {"content": [{"type": "text", "text": text}]}},
+        {"jsonrpc": "2.0", "id": 4, "error": {"code": -32603, "message": "Pane not found: %5"}},
+    ]);
+    let data = serde_json::to_string(&batch).unwrap();
+    let (first, second) = data.split_at(data.find(",{\"error\"").unwrap() + 1);
+    let stream = format!("id: b-1\ndata: {first}\ndata: {second}\n\n");
+    for out in [Out::Http, Out::Lines] {
+        let want = whole_events(1_000_000, stream.as_bytes(), out);
+        let got = streamed_events(1_000_000, stream.as_bytes(), out, 1 << 20, 1 << 16);
+        assert!(
+            got.len() < 1_100_000,
+            "the batch's result is cut: {} bytes",
+            got.len()
+        );
+        assert!(
+            got == want,
+            "{out:?}: the same bytes as the whole-event path"
+        );
+    }
+}
+
+/// A5: an event cut off by the end of the stream is sent as far as it came to an HTTP
+/// client when asked; one partly sent already is ended by the caller (`finish` says
+/// so) and one held is dropped when it is not to be kept.
+#[test]
+fn a5_an_event_cut_off_by_the_end_of_the_stream() {
+    let note = format!(
+        r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"data":"{}"}}}}"#,
+        "y".repeat(2_000)
+    );
+    let cut_off = format!("id: 5\ndata: {}", &note[..1_500]);
+    for (out, keep, whole_bytes, sent, partly) in [
+        // Short: held to its end, then sent as it came or dropped.
+        (Out::Http, true, 1 << 20, cut_off.len(), false),
+        (Out::Http, false, 1 << 20, 0, false),
+        (Out::Lines, false, 1 << 20, 0, false),
+        // Long, a notification: sent on as it came (it cannot need a change).
+        (Out::Http, false, 100, cut_off.len(), true),
+        (Out::Lines, false, 100, 1_500, true),
+    ] {
+        let mut shaper = shaper(1_000);
+        let mut events = EventShaper::new(out).with_whole_bytes(whole_bytes);
+        let mut sink = QueueSink::default();
+        assert!(
+            events
+                .push(&mut shaper, cut_off.as_bytes(), &mut sink)
+                .is_empty()
+        );
+        let ended_partly = events.finish(&mut shaper, keep, &mut sink);
+        let bytes = sink.take_bytes();
+        let case = format!("{out:?}, keep {keep}, whole up to {whole_bytes}");
+        assert_eq!(bytes.len(), sent, "{case}");
+        assert_eq!(ended_partly, partly, "{case}");
+        assert!(sink.is_empty(), "{case}: nothing left queued");
+    }
+}

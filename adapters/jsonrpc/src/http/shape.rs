@@ -470,3 +470,24 @@ impl EventShaper {
         None
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a5_a_message_of_the_shapers_own_is_an_event_of_its_own_and_a_rewritten_one_keeps_the_lines()
+    {
+        let mut sink = QueueSink::default();
+        let mut frame = HttpFrame::Event {
+            shell: b"id: 7\r\ndata: \r\n\r\n".to_vec(),
+        };
+        frame.send_new(b"{}", &mut sink);
+        assert_eq!(sink.take_bytes(), b"event: message\ndata: {}\n\n");
+        frame.send_rewritten(b"[]", &mut sink);
+        assert_eq!(sink.take_bytes(), b"id: 7\r\ndata: []\r\n\r\n");
+        let mut line = HttpFrame::Line;
+        line.send_new(b"{}", &mut sink);
+        assert_eq!(sink.take_bytes(), b"{}\n");
+    }
+}
