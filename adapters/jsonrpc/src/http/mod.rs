@@ -28,8 +28,8 @@ use std::sync::{Mutex, PoisonError};
 use backstop_core::{LogRecord, ProtocolError};
 use serde_json::json;
 
+use crate::Shaper;
 pub use crate::message::{request_ids, response_ids};
-use crate::{Forward, Shaper};
 
 /// The shaping options both remote modes share with the stdio proxy.
 #[derive(Debug, Clone)]
@@ -40,13 +40,15 @@ pub struct Options {
     pub log_failures: bool,
 }
 
-/// One session's shaper, and the two calls into it.
+/// One session's shaper, and the calls into it: [`client_body`](Self::client_body)
+/// for what the client sends, [`shape`](Self::shape) for what the server sends.
 ///
 /// ```
 /// use backstop_jsonrpc::{Forward, Shaper, http::Shaping};
 /// let shaping = Shaping::new(Shaper::default(), false);
 /// shaping.client_body(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#);
-/// let Forward::Rewritten(bytes) = shaping.server_body(br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"boom"}}"#)
+/// let error = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"boom"}}"#;
+/// let Forward::Rewritten(bytes) = shaping.shape(|shaper| shaper.server_message(error))
 /// else { panic!() };
 /// assert!(String::from_utf8(bytes).unwrap().contains(r#""isError":true"#));
 /// ```
@@ -66,9 +68,6 @@ impl Shaping {
     }
 
     /// A message (or batch) from the client, seen before it is sent on unchanged.
-    ///
-    /// The one call into the shaper for this direction (to become the streaming
-    /// shaper's).
     pub fn client_body(&self, body: &[u8]) {
         let _ = lock(&self.shaper).client_message(body);
     }
@@ -85,22 +84,6 @@ impl Shaping {
             records.iter().for_each(log_failure);
         }
         out
-    }
-
-    /// A message (or batch) from the server: what to send the client instead, if
-    /// anything.
-    ///
-    /// The one call into the shaper for this direction (to become the streaming
-    /// shaper's).
-    pub fn server_body(&self, body: &[u8]) -> Forward {
-        let (forward, records) = {
-            let mut shaper = lock(&self.shaper);
-            (shaper.server_message(body), shaper.take_log_records())
-        };
-        if self.log_failures {
-            records.iter().for_each(log_failure);
-        }
-        forward
     }
 }
 
