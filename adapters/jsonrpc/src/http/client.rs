@@ -141,6 +141,26 @@ struct Session {
 }
 
 impl Session {
+    /// A session with `upstream`, nothing known of it yet; its answers go to `out`.
+    fn new(
+        upstream: Upstream,
+        extra: HeaderMap,
+        options: Options,
+        out: UnboundedSender<Vec<u8>>,
+    ) -> Self {
+        Self {
+            upstream,
+            extra,
+            shaping: Shaping::new(options.shaper, options.log_failures),
+            id: Mutex::new(None),
+            protocol: Mutex::new(None),
+            initializing: Mutex::new(Vec::new()),
+            retry: Mutex::new(None),
+            out,
+            writing: tokio::sync::Mutex::new(()),
+        }
+    }
+
     /// A request to the server with the session's headers, then the given ones.
     fn request(&self, method: Method, body: Bytes) -> Request<Full<Bytes>> {
         let mut request = Request::new(Full::new(body));
@@ -487,17 +507,7 @@ pub fn run(upstream: Upstream, extra: HeaderMap, options: Options) -> io::Result
         .build()?;
     let (out, writer) = write_stdout();
     runtime.block_on(async move {
-        let session = Arc::new(Session {
-            upstream,
-            extra,
-            shaping: Shaping::new(options.shaper, options.log_failures),
-            id: Mutex::new(None),
-            protocol: Mutex::new(None),
-            initializing: Mutex::new(Vec::new()),
-            retry: Mutex::new(None),
-            out,
-            writing: tokio::sync::Mutex::new(()),
-        });
+        let session = Arc::new(Session::new(upstream, extra, options, out));
         let mut lines = read_stdin();
         let mut in_flight = JoinSet::new();
         let mut listening = None;
@@ -583,17 +593,11 @@ mod tests {
             .build()
             .unwrap();
         let (out, mut written) = unbounded_channel();
-        let session = Session {
-            upstream: refused(),
-            extra: HeaderMap::new(),
-            shaping: Shaping::new(crate::Shaper::default(), false),
-            id: Mutex::new(None),
-            protocol: Mutex::new(None),
-            initializing: Mutex::new(Vec::new()),
-            retry: Mutex::new(None),
-            out,
-            writing: tokio::sync::Mutex::new(()),
+        let options = Options {
+            shaper: crate::Shaper::default(),
+            log_failures: false,
         };
+        let session = Session::new(refused(), HeaderMap::new(), options, out);
         let call = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t"}}"#;
         assert!(
             session.shaping.client_route(call).is_empty(),
