@@ -130,10 +130,7 @@ fn a5_server_everything_behind_proxy_url() {
         "mcp-servers/everything"
     );
     let mut answers = vec![init];
-    for (n, request) in calls() {
-        proxy.send(&request);
-        answers.push(proxy.until_response(n));
-    }
+    answers.extend(proxy.answer_each(calls()));
     check_shaped(&answers);
     assert!(proxy.finish().success());
 }

@@ -188,11 +188,7 @@ fn a5_fastmcp_behind_proxy_url() {
         "probe"
     );
     let mut answers = vec![init];
-    // One at a time, so that each answer is known to be its request's.
-    for (n, request) in calls() {
-        proxy.send(&request);
-        answers.push(proxy.until_response(n));
-    }
+    answers.extend(proxy.answer_each(calls()));
     check_shaped(&answers);
     // The end of stdin ends the session (DELETE) and the proxy exits 0.
     assert!(proxy.finish().success());

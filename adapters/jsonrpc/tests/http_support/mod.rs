@@ -478,6 +478,18 @@ impl UrlProxy {
         line
     }
 
+    /// Send each `(id, request)` in turn, one at a time (so that each answer is known to
+    /// be its request's); the lines up to each answer, per request.
+    pub fn answer_each(&mut self, requests: Vec<(u32, String)>) -> Vec<Vec<serde_json::Value>> {
+        requests
+            .into_iter()
+            .map(|(id, request)| {
+                self.send(&request);
+                self.until_response(id)
+            })
+            .collect()
+    }
+
     /// Lines until one that answers `id` (that one included).
     pub fn until_response(&mut self, id: u32) -> Vec<serde_json::Value> {
         let mut lines = Vec::new();
