@@ -29,6 +29,8 @@ use backstop_core::{Content, ToolResult};
 use serde_json::Value;
 use std::collections::VecDeque;
 
+mod run;
+
 /// The deepest nesting scanned; deeper is more than serde_json reads (its limit is
 /// 128), so such a message is not one the shaper can change.
 const MAX_DEPTH: usize = 256;
@@ -195,10 +197,11 @@ struct Str {
 }
 
 /// The tail of a string held in part: raw (escaped) bytes, trimmed from the front at
-/// checkpoints that keep at least `need` decoded bytes behind them.
+/// checkpoints that keep at least `need` decoded bytes behind them. A ring buffer, so
+/// that each byte is copied in once and trimming moves none.
 #[derive(Debug)]
 struct Ring {
-    bytes: Vec<u8>,
+    bytes: VecDeque<u8>,
     /// `(offset in bytes, decoded count there)`; positions outside escapes.
     checkpoints: VecDeque<(usize, usize)>,
 }
@@ -332,9 +335,9 @@ impl Scan {
                 self.skeleton.len() + self.holes.iter().map(|h| h.2.bytes.len()).sum::<usize>(),
             );
             let mut at = 0;
-            for (offset, hole, ring) in self.holes {
+            for (offset, hole, mut ring) in self.holes {
                 skeleton.extend_from_slice(&self.skeleton[at..offset]);
-                skeleton.extend_from_slice(held_start(&ring.bytes));
+                skeleton.extend_from_slice(held_start(ring.bytes.make_contiguous()));
                 at = offset;
                 holes.push(hole);
             }
@@ -618,6 +621,27 @@ impl Scan {
         let mut at = i;
         let mut last_escape_end = if string.high { start } else { usize::MAX };
         let (end, closed) = loop {
+            if !string.high {
+                // Plain bytes and common escapes, 64 at a time; what stops the run
+                // (or the last few bytes) is read below.
+                let run = run::regular(&bytes[at..]);
+                if run.escapes {
+                    string.last = [0; 5];
+                    string.may_quote |= run.escaped_printable;
+                    last_escape_end = at + run.len;
+                }
+                shrink += run.shrink;
+                at += run.len;
+                // A run ends outside escapes and at a character's start: a segment
+                // may end there.
+                if at - segment >= SEGMENT_BYTES {
+                    if !self.segment(&mut string, &bytes[segment..at], shrink) {
+                        return bytes.len();
+                    }
+                    segment = at;
+                    shrink = 0;
+                }
+            }
             let Some(j) = memchr::memchr2(b'"', b'\\', &bytes[at..]) else {
                 break (bytes.len(), false);
             };
@@ -765,7 +789,7 @@ impl Scan {
                 ring.checkpoints
                     .push_back((ring.bytes.len(), decoded_before));
             }
-            ring.bytes.extend_from_slice(raw);
+            ring.bytes.extend(raw);
             ring.trim(self.need, string.decoded);
             return;
         }
@@ -791,7 +815,10 @@ impl Scan {
                 let mut checkpoints = VecDeque::new();
                 checkpoints.push_back((0, 0));
                 bytes.extend_from_slice(raw);
-                string.ring = Some(Ring { bytes, checkpoints });
+                string.ring = Some(Ring {
+                    bytes: bytes.into(),
+                    checkpoints,
+                });
             }
             _ => {
                 // Dropped whole: the skeleton keeps `""` in its place.
@@ -854,8 +881,8 @@ impl Str {
 }
 
 impl Ring {
-    /// Drop raw bytes from the front, at a checkpoint that still leaves `need`
-    /// decoded bytes behind it, once that frees half the ring.
+    /// Drop raw bytes from the front, up to the last checkpoint that still leaves
+    /// `need` decoded bytes behind it.
     fn trim(&mut self, need: usize, decoded: usize) {
         while self.checkpoints.len() >= 2 && decoded - self.checkpoints[1].1 >= need {
             self.checkpoints.pop_front();
@@ -863,7 +890,7 @@ impl Ring {
         let Some(&(front, _)) = self.checkpoints.front() else {
             return;
         };
-        if front > 0 && front >= self.bytes.len() / 2 {
+        if front > 0 {
             self.bytes.drain(..front);
             for checkpoint in &mut self.checkpoints {
                 checkpoint.0 -= front;

@@ -355,6 +355,39 @@ proptest! {
     }
 }
 
+proptest! {
+    /// B4 for escapes read 64 bytes at a time (the scan's fast path): the same tokens
+    /// among runs of plain text, pushed in reads of hundreds of bytes, in a string
+    /// held whole or in part — the verdict is serde_json's strict one, and a message
+    /// held whole is kept byte for byte.
+    #[test]
+    fn scan_agrees_with_serde_on_escapes_read_in_blocks(
+        tokens in prop::collection::vec((0usize..RAW_TOKENS.len(), 0usize..150), 0..40),
+        sizes in prop::collection::vec(64usize..3_000, 1..4),
+        long in any::<bool>(),
+    ) {
+        let mut line = br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":""#.to_vec();
+        for (token, plain) in tokens {
+            line.extend(std::iter::repeat_n(b'.', plain));
+            line.extend_from_slice(RAW_TOKENS[token]);
+            line.extend_from_slice(br"\u001b[0m\n");
+        }
+        if long {
+            line.extend(std::iter::repeat_n(b'a', 1_200_000));
+        }
+        line.extend_from_slice(br#""}]}}"#);
+        let strict = backstop_jsonrpc::message::strict_json_text(&line)
+            .is_some_and(|text| serde_json::from_str::<Value>(text).is_ok());
+        let scan = scanned(&line, &sizes);
+        prop_assert_eq!(scan.holes.len(), usize::from(long && !scan.invalid));
+        let read = !scan.invalid && serde_json::from_slice::<Value>(&scan.skeleton).is_ok();
+        prop_assert_eq!(read, strict);
+        if !long && !scan.invalid {
+            prop_assert_eq!(&scan.skeleton, &line);
+        }
+    }
+}
+
 /// A shaper at `cap` that knows `capture_pane`'s output schema (fastmcp's for a tool
 /// returning `str`), with its call pending under id 1.
 fn shaper_with_schema(cap: usize) -> Shaper {
