@@ -169,6 +169,7 @@ pub fn run(server: &ServerCommand, shaper: Shaper, log_failures: bool) -> io::Re
         child.stdin.take().expect("stdin is piped"),
     ))));
     let from_server = child.stdout.take().expect("stdout is piped");
+    widen_pipe(&from_server);
 
     let client_side = Arc::clone(&shaper);
     let client_to_server = Arc::clone(&to_server);
@@ -226,6 +227,24 @@ pub fn run(server: &ServerCommand, shaper: Shaper, log_failures: bool) -> io::Re
 
 /// How much of the server's output is read at a time.
 const READ_BYTES: usize = 256 << 10;
+
+/// The size asked for the pipe from the server (Linux's default is 64 KiB): a long
+/// line then comes in reads of up to this much, with a fourth of the wake-ups of the
+/// server and the proxy. Linux's default ceiling for an unprivileged process
+/// (`/proc/sys/fs/pipe-max-size`).
+const SERVER_PIPE_BYTES: usize = 1 << 20;
+
+/// Ask for a pipe of [`SERVER_PIPE_BYTES`]; where it is refused (a lower ceiling, or
+/// not Linux), the pipe stays as it is.
+fn widen_pipe(pipe: &std::process::ChildStdout) {
+    #[cfg(target_os = "linux")]
+    let _ = nix::fcntl::fcntl(
+        pipe,
+        nix::fcntl::FcntlArg::F_SETPIPE_SZ(SERVER_PIPE_BYTES as nix::libc::c_int),
+    );
+    #[cfg(not(target_os = "linux"))]
+    let _ = pipe;
+}
 
 /// The client's side of [`ServerStream`]: this process's stdout, the held bytes,
 /// and the channel to the writer of the shaper's own requests.
