@@ -5,7 +5,8 @@
 //! - `shaper/*`: the shaper alone on a 10 MB and a 100 MB `tools/call` result capped
 //!   at 1 MB (throughput in bytes of input);
 //! - first, printed: the proxy's peak resident memory on a 100 MB result, and the
-//!   median round trip straight and through the proxy, measured in turn.
+//!   median round trip straight, through a bare relay (the `relay` example) and
+//!   through the proxy, measured in turn.
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
@@ -20,15 +21,16 @@ const HANDSHAKE: &str = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params
 const LIST: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#;
 const ECHO: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"PROMPT $"}}}"#;
 
-fn fixture_server() -> PathBuf {
+/// The release build of one of the crate's examples.
+fn example(name: &str) -> PathBuf {
     let status = Command::new(env!("CARGO"))
         .args(["build", "--quiet", "--release", "-p", "backstop-jsonrpc"])
-        .args(["--example", "fixture_server"])
+        .args(["--example", name])
         .status()
         .expect("cargo runs");
     assert!(status.success());
     let bin = PathBuf::from(env!("CARGO_BIN_EXE_backstop"));
-    bin.parent().unwrap().join("examples/fixture_server")
+    bin.parent().unwrap().join("examples").join(name)
 }
 
 struct Session {
@@ -144,38 +146,44 @@ fn peak_memory(server: &PathBuf) {
     );
 }
 
-/// Median and 90th percentile of single round trips, straight and proxied taken in
-/// turn (so that the machine's load falls on both alike), printed.
-fn round_trip_medians(server: &PathBuf) {
+/// Median and 90th percentile of single round trips — straight, through the bare
+/// `relay` example (a process in the middle that reads nothing) and through the
+/// proxy — taken in turn (so that the machine's load falls on all alike), printed.
+fn round_trip_medians(server: &PathBuf, relay: &PathBuf) {
     const ROUNDS: usize = 5000;
-    let mut direct = Session::start(Command::new(server));
-    let mut through = Session::start(proxied(server));
-    let (mut straight, mut proxied_times) = (Vec::new(), Vec::new());
+    let mut relayed = Command::new(relay);
+    relayed.arg(server);
+    let mut sessions = [
+        Session::start(Command::new(server)),
+        Session::start(relayed),
+        Session::start(proxied(server)),
+    ];
+    let mut times: [Vec<Duration>; 3] = Default::default();
     for _ in 0..ROUNDS {
-        let start = std::time::Instant::now();
-        direct.ask(ECHO);
-        straight.push(start.elapsed());
-        let start = std::time::Instant::now();
-        through.ask(ECHO);
-        proxied_times.push(start.elapsed());
+        for (session, times) in sessions.iter_mut().zip(&mut times) {
+            let start = std::time::Instant::now();
+            session.ask(ECHO);
+            times.push(start.elapsed());
+        }
     }
-    let stats = |times: &mut Vec<Duration>| {
+    let [(s50, s90), (r50, r90), (p50, p90)] = times.map(|mut times| {
         times.sort();
         (times[times.len() / 2], times[times.len() * 9 / 10])
-    };
-    let (s50, s90) = stats(&mut straight);
-    let (p50, p90) = stats(&mut proxied_times);
+    });
     println!(
         "round trip of a small tools/call ({ROUNDS} each): straight median {s50:?} (p90 {s90:?}), \
-         through backstop proxy median {p50:?} (p90 {p90:?}): the proxy adds {:?} at the median",
-        p50.saturating_sub(s50)
+         through a bare relay median {r50:?} (p90 {r90:?}), \
+         through backstop proxy median {p50:?} (p90 {p90:?}): the proxy adds {:?} at the median, \
+         {:?} more than the relay",
+        p50.saturating_sub(s50),
+        p50.saturating_sub(r50)
     );
 }
 
 fn main() {
-    let server = fixture_server();
+    let server = example("fixture_server");
     peak_memory(&server);
-    round_trip_medians(&server);
+    round_trip_medians(&server, &example("relay"));
     let mut c = Criterion::default().configure_from_args();
     round_trip(&mut c, &server);
     shaper_throughput(&mut c);
