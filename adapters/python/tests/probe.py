@@ -48,6 +48,12 @@ class WithMeta(Exception):
     meta = {"pane": "%99", "expected": "not a bool"}
 
 
+class Notice(Exception):
+    """A failure that declares its own log level (G1)."""
+
+    log_level = logging.INFO
+
+
 class PathNotAllowed(NotFoundError):
     """A path-screening error: a not-found subclass (P1 by family)."""
 
@@ -97,6 +103,29 @@ def make_server(*middleware: object, mask: bool = False) -> FastMCP:
     def fail_with_meta() -> str:
         """A failure with its own `_meta` keys."""
         raise WithMeta("pane is gone")
+
+    @mcp.tool
+    def fail_declared_info() -> str:
+        """A failure that declares INFO as its level."""
+        raise Notice("pane already closed")
+
+    @mcp.tool
+    def fail_while_handling() -> str:
+        """A failure raised while handling another, without ``from``: an implicit cause."""
+        try:
+            {}["%99"]
+        except KeyError:
+            raise RuntimeError("no such pane: %99")  # noqa: B904 - the implicit chain is the case
+        return "unreachable"
+
+    @mcp.tool
+    def fail_cause_suppressed() -> str:
+        """A failure raised ``from None``: its context suppressed, its own type stays."""
+        try:
+            {}["%99"]
+        except KeyError:
+            raise RuntimeError("no such pane: %99") from None
+        return "unreachable"
 
     @mcp.tool
     def fail_body_validation() -> str:

@@ -41,6 +41,7 @@ except ImportError:  # pragma: no cover - every fastmcp 4.x has it
 __all__ = [
     "Backstop",
     "ErrorCallback",
+    "FastMCPErrorCallback",
     "TailPreservingResponseLimitingMiddleware",
     "ToolErrorResultMiddleware",
 ]
@@ -49,6 +50,13 @@ logger = logging.getLogger("backstop")
 
 #: ``on_error(record, exception)``: sees each converted failure's log record (G3).
 ErrorCallback = Callable[[dict[str, Any], BaseException], None]
+
+#: ``error_callback(exception, context)``: fastmcp's ``ErrorHandlingMiddleware`` callback,
+#: which the reference pair's ``ToolErrorResultMiddleware`` inherits (G3).
+FastMCPErrorCallback = Callable[[Exception, MiddlewareContext[Any]], None]
+
+#: What :class:`_Core` calls for each converted failure: its record, exception, context.
+_Notify = Callable[[dict[str, Any], BaseException, MiddlewareContext[Any]], None]
 
 #: How many distinct ``<error_type>:<method>`` keys are counted before new ones go to
 #: ``error_counts_overflow`` (method names come from clients).
@@ -213,13 +221,13 @@ def _wire_additions(context: MiddlewareContext[Any], data: dict[str, Any]) -> bo
 class _Core:
     """What the two halves share: the logging and counting of failures (G1–G3)."""
 
-    def __init__(self, on_error: ErrorCallback | None, log: logging.Logger | None) -> None:
-        self.on_error = on_error
+    def __init__(self, notify: _Notify | None, log: logging.Logger | None) -> None:
+        self.notify = notify
         self.logger = log or logger
         self.error_counts: dict[str, int] = {}
         self.error_counts_overflow = 0
 
-    def record(self, record: dict[str, Any], exc: BaseException) -> None:
+    def record(self, record: dict[str, Any], exc: BaseException, context: MiddlewareContext[Any]) -> None:
         key = record["count_key"]
         if key in self.error_counts or len(self.error_counts) < MAX_COUNT_KEYS:
             self.error_counts[key] = self.error_counts.get(key, 0) + 1
@@ -239,9 +247,9 @@ class _Core:
                 "backstop_expected": record["expected"],
             },
         )
-        if self.on_error is not None:
+        if self.notify is not None:
             try:
-                self.on_error(record, exc)
+                self.notify(record, exc, context)
             except Exception:  # G3: a failing callback is logged, never propagated
                 self.logger.exception("backstop on_error callback failed")
 
@@ -319,8 +327,10 @@ class ToolErrorResultMiddleware(_ListingMiddleware):
     errors become JSON-RPC errors mapped by family (P1, P2) when ``transform_errors``.
 
     The constructor takes the arguments of libtmux-mcp's class of the same name (and of
-    fastmcp's ``ErrorHandlingMiddleware``): replacing it is a one-line import change.
-    :class:`Backstop` is this and the limiter in one.
+    fastmcp's ``ErrorHandlingMiddleware``), with their meaning: ``error_callback`` is
+    called as ``error_callback(exception, context)`` for each converted failure.
+    Replacing it is a one-line import change. :class:`Backstop` is this and the limiter
+    in one.
 
     Attributes:
         error_counts: converted failures per ``<error_type>:<method>`` (G3).
@@ -330,10 +340,17 @@ class ToolErrorResultMiddleware(_ListingMiddleware):
         self,
         logger: logging.Logger | None = None,
         include_traceback: bool = False,
-        error_callback: ErrorCallback | None = None,
+        error_callback: FastMCPErrorCallback | None = None,
         transform_errors: bool = True,
     ) -> None:
-        self._core = _Core(error_callback, logger)
+        notify: _Notify | None = None
+        if error_callback is not None:
+
+            def notify(record: dict[str, Any], exc: BaseException, context: MiddlewareContext[Any]) -> None:
+                error_callback(exc, context)  # type: ignore[arg-type]
+
+        self._core = _Core(notify, logger)
+        self.error_callback = error_callback
         self.include_traceback = include_traceback
         self.transform_errors = transform_errors
         self._catalog = _ToolCatalog()
@@ -342,6 +359,10 @@ class ToolErrorResultMiddleware(_ListingMiddleware):
     def error_counts(self) -> dict[str, int]:
         """Converted failures per ``<error_type>:<method>`` (G3)."""
         return self._core.error_counts
+
+    def get_error_stats(self) -> dict[str, int]:
+        """A copy of :attr:`error_counts`, as fastmcp's ``ErrorHandlingMiddleware`` names it."""
+        return dict(self._core.error_counts)
 
     async def on_call_tool(
         self,
@@ -373,7 +394,7 @@ class ToolErrorResultMiddleware(_ListingMiddleware):
             error, record = _core.request_error(
                 failure, method, _revision(context), str(uri) if uri is not None else None
             )
-            self._core.record(record, exc)
+            self._core.record(record, exc, context)
             raise _protocol_error(error) from exc
 
     async def _convert(self, context: MiddlewareContext[Any], exc: Exception) -> ToolResult:
@@ -390,10 +411,21 @@ class ToolErrorResultMiddleware(_ListingMiddleware):
             "client": _client(context),
         }
         result, record = _core.tool_error(describe(exc, name), call)
-        self._core.record(record, exc)
+        self._core.record(record, exc, context)
         if self.include_traceback:
             self._core.logger.debug("traceback of %s", name, exc_info=exc)
         return _tool_result(result)
+
+
+def _tool_names(tools: Iterable[str] | None) -> list[str] | None:
+    """The tool names a limit applies to (L1), from any iterable of names (a list, as
+    fastmcp and the reference take them, or a set); a bare string is refused, since
+    its letters are not names."""
+    if tools is None:
+        return None
+    if isinstance(tools, str):
+        raise TypeError("tools must be a collection of tool names, not a str")
+    return [str(name) for name in tools]
 
 
 class TailPreservingResponseLimitingMiddleware(_ListingMiddleware):
@@ -414,16 +446,17 @@ class TailPreservingResponseLimitingMiddleware(_ListingMiddleware):
         self,
         *,
         max_size: int = 1_000_000,
-        tools: list[str] | None = None,
+        tools: Iterable[str] | None = None,
         line_align: bool = True,
         truncation_suffix: str | None = None,
     ) -> None:
         # truncation_suffix is accepted for fastmcp's signature; the cut is announced by
         # a header line instead (L3).
         del truncation_suffix
-        self._limit = _core.Limit(max_size, tools, line_align)
+        names = _tool_names(tools)
+        self._limit = _core.Limit(max_size, names, line_align)
         self.max_size = max_size
-        self.tools = set(tools) if tools is not None else None
+        self.tools = set(names) if names is not None else None
         self.truncations = 0
         self._catalog = _ToolCatalog()
 
@@ -492,12 +525,18 @@ class Backstop(Middleware):
     def __init__(
         self,
         max_bytes: int = 1_000_000,
-        tools: list[str] | None = None,
+        tools: Iterable[str] | None = None,
         line_align: bool = True,
         strict: bool = False,
         on_error: ErrorCallback | None = None,
     ) -> None:
-        self.errors = ToolErrorResultMiddleware(error_callback=on_error)
+        self.errors = ToolErrorResultMiddleware()
+        if on_error is not None:
+
+            def notify(record: dict[str, Any], exc: BaseException, context: MiddlewareContext[Any]) -> None:
+                on_error(record, exc)
+
+            self.errors._core.notify = notify
         self.limiter = TailPreservingResponseLimitingMiddleware(
             max_size=max_bytes, tools=tools, line_align=line_align
         )
