@@ -21,6 +21,7 @@ For a drop-in replacement of libtmux-mcp's pair, :class:`ToolErrorResultMiddlewa
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -80,12 +81,19 @@ def _jsonable(value: Any) -> Any:
     return pydantic_core.to_jsonable_python(value, fallback=str)
 
 
+#: The fields of a text block that holds nothing but its text.
+_PLAIN_TEXT_FIELDS = frozenset({"type", "text"})
+
+
 def _result_dict(result: ToolResult) -> dict[str, Any]:
     """A fastmcp ``ToolResult`` with MCP's wire names; text is referenced, not copied."""
     content: list[Any] = []
     for block in result.content:
         if isinstance(block, mcp_types.TextContent):
-            entry = block.model_dump(by_alias=True, exclude_none=True, exclude={"text"}, mode="json")
+            if block.model_fields_set <= _PLAIN_TEXT_FIELDS:  # most blocks: no dump needed
+                entry = {"type": "text"}
+            else:
+                entry = block.model_dump(by_alias=True, exclude_none=True, exclude={"text"}, mode="json")
             entry["text"] = block.text
             content.append(entry)
         else:
@@ -135,16 +143,24 @@ def _request_meta(message: Any) -> dict[str, Any]:
     return dumped if isinstance(dumped, dict) else {}
 
 
+def _client_params(context: MiddlewareContext[Any]) -> Any:
+    """The session's ``initialize`` parameters, or None (no session: an in-process call)."""
+    ctx = context.fastmcp_context
+    if ctx is None:
+        return None
+    try:
+        return ctx.session.client_params
+    except Exception:
+        return None
+
+
 def _client(context: MiddlewareContext[Any]) -> dict[str, str] | None:
     """The client's name and version (R2): the handshake's, else the request's ``_meta``."""
-    ctx = context.fastmcp_context
-    try:
-        params = ctx.session.client_params if ctx is not None else None  # type: ignore[union-attr]
-        info = getattr(params, "clientInfo", None) or getattr(params, "client_info", None)
-        if info is not None and getattr(info, "name", None):
-            return {"name": str(info.name), "version": str(getattr(info, "version", ""))}
-    except Exception:  # no session (in-process calls): fall back to the request
-        pass
+    params = _client_params(context)
+    # The SDK's field name first: a missing attribute of a pydantic model costs an exception.
+    info = getattr(params, "client_info", None) or getattr(params, "clientInfo", None)
+    if info is not None and getattr(info, "name", None):
+        return {"name": str(info.name), "version": str(getattr(info, "version", ""))}
     info = _request_meta(context.message).get(_CLIENT_INFO_META)
     if isinstance(info, dict) and isinstance(info.get("name"), str):
         return {"name": info["name"], "version": str(info.get("version", ""))}
@@ -153,14 +169,10 @@ def _client(context: MiddlewareContext[Any]) -> dict[str, str] | None:
 
 def _revision(context: MiddlewareContext[Any]) -> str | None:
     """The session's protocol revision (R3): the handshake's, else the request's ``_meta``."""
-    ctx = context.fastmcp_context
-    try:
-        params = ctx.session.client_params if ctx is not None else None  # type: ignore[union-attr]
-        version = getattr(params, "protocolVersion", None) or getattr(params, "protocol_version", None)
-        if isinstance(version, str):
-            return version
-    except Exception:
-        pass
+    params = _client_params(context)
+    version = getattr(params, "protocol_version", None) or getattr(params, "protocolVersion", None)
+    if isinstance(version, str):
+        return version
     version = _request_meta(context.message).get(_PROTOCOL_VERSION_META)
     return version if isinstance(version, str) else None
 
@@ -171,28 +183,39 @@ _SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
 #: The first revision whose results carry ``resultType`` and the identity stamp.
 _STATELESS_REVISION = "2026-07-28"
 
+#: The server properties the SDK's identity stamp is made of, as ``Implementation`` names them.
+_IDENTITY_FIELDS = ("name", "version", "title", "description", "website_url", "icons")
+
 
 def _server_info(context: MiddlewareContext[Any]) -> dict[str, Any] | None:
     """The server's identity as the SDK stamps it, from fastmcp's public properties."""
     server = getattr(context.fastmcp_context, "fastmcp", None)
     if server is None:
         return None
-    fields = {
-        key: getattr(server, attr, None)
-        for key, attr in [
-            ("name", "name"),
-            ("version", "version"),
-            ("title", "title"),
-            ("description", "description"),
-            ("website_url", "website_url"),
-            ("icons", "icons"),
-        ]
-    }
+    fields = tuple(getattr(server, attr, None) for attr in _IDENTITY_FIELDS)
+    if fields[-1]:  # icons: a list of models, not hashable, so not cached
+        stamp = _identity_stamp(fields)
+    else:
+        stamp = _cached_identity_stamp(fields[:-1])
+    return dict(stamp) if stamp is not None else None
+
+
+def _identity_stamp(fields: tuple[Any, ...]) -> dict[str, Any] | None:
+    """The ``Implementation`` of these property values as JSON data (None: not valid)."""
     try:
-        info = mcp_types.Implementation(**{k: v for k, v in fields.items() if v not in (None, [], "")})
+        info = mcp_types.Implementation(
+            **{k: v for k, v in zip(_IDENTITY_FIELDS, fields) if v not in (None, [], "")}
+        )
     except Exception:
         return None
     return info.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
+@functools.lru_cache(maxsize=16)
+def _cached_identity_stamp(fields: tuple[Any, ...]) -> dict[str, Any] | None:
+    """:func:`_identity_stamp` of a server without icons, made once per identity (the
+    stamp is on every result; the caller copies it)."""
+    return _identity_stamp(fields)
 
 
 def _wire_additions(context: MiddlewareContext[Any], data: dict[str, Any]) -> bool:
