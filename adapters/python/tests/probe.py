@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+from typing import Any, ClassVar
 
 from fastmcp import FastMCP
 from fastmcp.exceptions import NotFoundError, ResourceError, ToolError
@@ -45,7 +46,7 @@ class Denied(Exception):
 class WithMeta(Exception):
     """A failure that carries `_meta` keys of its own (E7), one of them clashing."""
 
-    meta = {"pane": "%99", "expected": "not a bool"}
+    meta: ClassVar[dict[str, str]] = {"pane": "%99", "expected": "not a bool"}
 
 
 class Notice(Exception):
@@ -69,8 +70,11 @@ class BuildReport(BaseModel):
 LINE = "line of output with some words in it\n"
 
 
-def make_server(*middleware: object, mask: bool = False) -> FastMCP:
-    mcp = FastMCP("probe", mask_error_details=mask)
+def make_server(*middleware: object, mask: bool = False, **identity: Any) -> FastMCP:
+    """The probe server with ``middleware`` (the first outermost); ``identity``: more of
+    the server's identity (``version``, ``website_url``, ``icons``), which the SDK stamps
+    into every result's ``_meta`` from MCP 2026-07-28 on."""
+    mcp = FastMCP("probe", mask_error_details=mask, **identity)
     for mw in middleware:
         mcp.add_middleware(mw)  # type: ignore[arg-type]
 
@@ -115,7 +119,7 @@ def make_server(*middleware: object, mask: bool = False) -> FastMCP:
         try:
             {}["%99"]
         except KeyError:
-            raise RuntimeError("no such pane: %99")  # noqa: B904 - the implicit chain is the case
+            raise RuntimeError("no such pane: %99")  # the implicit chain is the case
         return "unreachable"
 
     @mcp.tool
@@ -141,9 +145,7 @@ def make_server(*middleware: object, mask: bool = False) -> FastMCP:
     @mcp.tool
     def limited_fail(payload: str) -> str:
         """Expected error that echoes a large argument, with a suggestion."""
-        raise ExpectedToolError(
-            f"Cannot send: {payload}", suggestion="Send less than 1 KB at a time."
-        )
+        raise ExpectedToolError(f"Cannot send: {payload}", suggestion="Send less than 1 KB at a time.")
 
     @mcp.tool
     def big(lines: int) -> str:

@@ -34,14 +34,20 @@ def test_v3_messages_lose_pydantic_input_values() -> None:
 
 
 def test_v2_v3_validation_text_from_structured_errors() -> None:
-    errors = [{"loc": ["name"], "type": "value_error", "msg": "Value error, hunter2 is taken", "input": "hunter2"}]
+    errors = [
+        {"loc": ["name"], "type": "value_error", "msg": "Value error, hunter2 is taken", "input": "hunter2"}
+    ]
     text = _core.validation_text("register", errors)
     assert text == "1 validation error for register\nname\n  Invalid value [type=value_error]"
 
 
 def test_e8_unknown_tool_error() -> None:
     error = _core.unknown_tool_error("list_pane", ["list_panes", "send_keys"])
-    assert error == {"code": -32602, "message": "Unknown tool: list_pane", "data": {"suggestion": "Did you mean 'list_panes'?"}}
+    assert error == {
+        "code": -32602,
+        "message": "Unknown tool: list_pane",
+        "data": {"suggestion": "Did you mean 'list_panes'?"},
+    }
 
 
 def test_g1_tool_error_record_level() -> None:

@@ -281,5 +281,6 @@ async def test_strict_off_passes_the_result_on_strict_on_raises() -> None:
     strict = Backstop(strict=True)
     strict.limiter._limit = _Broken()  # type: ignore[assignment]
     async with Client(make_server(strict), client_info=CLIENT) as client:
-        with pytest.raises(Exception):
+        with pytest.raises(McpError) as raised:
             await client.call_tool_mcp("small", {})
+    assert raised.value.error.code == -32603  # backstop's own fault, raised

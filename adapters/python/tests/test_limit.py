@@ -10,6 +10,7 @@ import sys
 import unicodedata
 
 import backstop
+import mcp_types
 import pytest
 from backstop.fastmcp import Backstop, TailPreservingResponseLimitingMiddleware
 from helpers import call, text, wire, wire_size
@@ -36,6 +37,26 @@ async def test_l3_l4_hard_cap_on_escape_heavy_and_multibyte_output(tool: str, ar
     assert wire_size(result) <= CAP  # L4, `_meta` and what the SDK adds included
     assert text(result).startswith("[... truncated ")  # L3
     assert result.meta["backstop/truncation"]["dropped_bytes"] > 0  # L12
+
+
+@pytest.mark.parametrize(
+    "identity",
+    [
+        {},
+        {
+            "version": "1.2.3",
+            "website_url": "https://example.com/" + "x" * 200,
+            "icons": [mcp_types.Icon(src="https://example.com/icon.png")],
+        },
+    ],
+    ids=["name", "website-and-icons"],
+)
+async def test_l4_the_sdks_identity_stamp_counted(identity: dict) -> None:
+    """L4: the server's identity, which the SDK stamps into ``_meta`` after the middleware
+    (MCP 2026-07-28), is counted: a long one, with icons, too."""
+    result = await call(make_server(Backstop(max_bytes=CAP), **identity), "big", {"lines": 2000})
+    assert result.meta["io.modelcontextprotocol/serverInfo"]["name"] == "probe"
+    assert wire_size(result) <= CAP
 
 
 async def test_l2_under_the_cap_unchanged() -> None:

@@ -40,10 +40,13 @@ def _defined_private_names(trees: list[ast.Module]) -> set[str]:
                 names.add(node.target.id)
             elif isinstance(node, (ast.Assign, ast.AnnAssign)):
                 targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-                for target in targets:
-                    if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
-                        if target.value.id == "self":
-                            names.add(target.attr)
+                names.update(
+                    target.attr
+                    for target in targets
+                    if isinstance(target, ast.Attribute)
+                    and isinstance(target.value, ast.Name)
+                    and target.value.id == "self"
+                )
     return {name for name in names if _is_private(name)}
 
 

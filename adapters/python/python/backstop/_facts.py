@@ -91,9 +91,12 @@ def is_argument_validation(exc: BaseException) -> BaseException | None:
         title = str(getattr(exc, "title", ""))
         about_arguments = title.startswith("call[") or title.endswith("Arguments")
         return exc if about_arguments else None
-    if type(exc).__name__ == "ValidationError" and exc.__cause__ is not None:
-        if _is_pydantic_validation_error(exc.__cause__):
-            return exc.__cause__
+    if (
+        type(exc).__name__ == "ValidationError"
+        and exc.__cause__ is not None
+        and _is_pydantic_validation_error(exc.__cause__)
+    ):
+        return exc.__cause__
     return None
 
 

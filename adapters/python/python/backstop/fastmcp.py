@@ -196,7 +196,10 @@ def _server_info(context: MiddlewareContext[Any]) -> dict[str, Any] | None:
     if fields[-1]:  # icons: a list of models, not hashable, so not cached
         stamp = _identity_stamp(fields)
     else:
-        stamp = _cached_identity_stamp(fields[:-1])
+        try:
+            stamp = _cached_identity_stamp(fields[:-1])
+        except TypeError:  # a property that cannot be a cache key
+            stamp = _identity_stamp(fields)
     return dict(stamp) if stamp is not None else None
 
 
@@ -285,6 +288,7 @@ class _ToolCatalog:
         self.output_schemas: dict[str, Any] = {}
 
     def learn(self, tools: Iterable[Any]) -> None:
+        """Remember the input and output schemas of ``tools`` (fastmcp ``Tool`` objects)."""
         for tool in tools:
             name = getattr(tool, "name", None)
             if not isinstance(name, str):
@@ -293,6 +297,7 @@ class _ToolCatalog:
             self.output_schemas[name] = getattr(tool, "output_schema", None)
 
     async def ensure(self, context: MiddlewareContext[Any], name: str) -> None:
+        """Learn tool ``name``'s schemas from the server, unless they are known."""
         if name in self.input_schemas:
             return
         server = getattr(context.fastmcp_context, "fastmcp", None)
@@ -306,24 +311,23 @@ class _ToolCatalog:
             self.learn([tool])
 
     async def names(self, context: MiddlewareContext[Any]) -> list[str]:
+        """The names of the server's tools (for E8's did-you-mean): listed from the
+        server without running its middleware, else the names learnt so far."""
         server = getattr(context.fastmcp_context, "fastmcp", None)
         if server is not None:
             try:
                 tools = await server.list_tools(run_middleware=False)
+            except Exception:
+                logger.debug("backstop could not list the tools", exc_info=True)
+            else:
                 self.learn(tools)
                 return [tool.name for tool in tools]
-            except Exception:
-                pass
         return list(self.input_schemas)
 
 
 def _is_unknown_tool(exc: BaseException, name: str) -> bool:
     """fastmcp's own "no such tool" error (E8): ``NotFoundError("Unknown tool: 'x'")``."""
-    return (
-        type(exc).__name__ == "NotFoundError"
-        and str(exc).startswith("Unknown tool:")
-        and name in str(exc)
-    )
+    return type(exc).__name__ == "NotFoundError" and str(exc).startswith("Unknown tool:") and name in str(exc)
 
 
 def _protocol_error(error: dict[str, Any]) -> Exception:
