@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import doctest
+from pathlib import Path
 
 import backstop
 import pytest
 from backstop import _core
+
+
+def test_py_typed_shipped() -> None:
+    """The package says it is typed (PEP 561): ``py.typed`` beside the stubs of ``_core``."""
+    package = Path(backstop.__file__).parent
+    assert (package / "py.typed").is_file()
+    assert (package / "_core.pyi").is_file()
 
 
 def test_package_docstring_examples_run() -> None:
