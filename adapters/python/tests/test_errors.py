@@ -266,9 +266,6 @@ class _Broken:
     """A limit whose every call fails: a fault of backstop itself, not of the tool."""
 
     def applies_to(self, tool: str) -> bool:
-        return True
-
-    def limit(self, *args: object) -> None:
         raise RuntimeError("backstop bug")
 
 

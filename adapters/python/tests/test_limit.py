@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import subprocess
 import sys
 import unicodedata
@@ -57,6 +58,49 @@ async def test_l4_the_sdks_identity_stamp_counted(identity: dict) -> None:
     result = await call(make_server(Backstop(max_bytes=CAP), **identity), "big", {"lines": 2000})
     assert result.meta["io.modelcontextprotocol/serverInfo"]["name"] == "probe"
     assert wire_size(result) <= CAP
+
+
+#: Characters of every wire size: 1 byte, escaped in 2 and 6 bytes, UTF-8 in 2 to 4.
+_CHARS = ["a", " ", "\n", '"', "\\", "\x1b", "\x00", "é", "€", "👨", "\u200d"]
+
+
+def test_l2_l4_surely_fits_is_an_upper_bound() -> None:
+    """A result the cheap bound lets through unmeasured (L2) is within the cap with what
+    the SDK adds (L4): 2,000 random results near a 1000-byte cap, escape-heavy and
+    multi-byte texts, numbers and strings in ``structuredContent`` and ``_meta``."""
+    from backstop.fastmcp import surely_fits
+    from fastmcp.tools import ToolResult
+
+    rng = random.Random(15)
+    stamps = [{"name": "probe", "version": "1.0"}, {"name": "probe", "description": "d" * 300}]
+    passed = 0
+    for _ in range(2000):
+        stamp = rng.choice(stamps)
+        texts = ["".join(rng.choices(_CHARS, k=rng.randrange(0, 170))) for _ in range(rng.randrange(1, 3))]
+        if rng.random() < 0.3:  # all escapes: the bound is tight on the text
+            texts = ["\x1b" * rng.randrange(0, 170)]
+        numbers = [rng.choice([1, 1.0, 1e100, -0.5, 10**20]) for _ in range(rng.randrange(0, 30))]
+        structured = rng.choice([None, {"n": numbers}, {"s": texts[0]}])
+        meta = rng.choice([None, {"k": numbers[:5], "t": "\x1b" * rng.randrange(0, 20)}])
+        result = ToolResult(
+            content=[mcp_types.TextContent(type="text", text=t) for t in texts],
+            structured_content=structured,
+            meta=meta,
+        )
+        if not surely_fits(result, CAP, stamp):
+            continue
+        passed += 1
+        sent = {
+            "content": [{"type": "text", "text": t} for t in texts],
+            "isError": False,
+            "_meta": {**(meta or {}), "io.modelcontextprotocol/serverInfo": stamp},
+            "resultType": "complete",
+        }
+        if structured is not None:
+            sent["structuredContent"] = structured
+        size = len(json.dumps(sent, separators=(",", ":"), ensure_ascii=False).encode())
+        assert size <= CAP, (size, sent)
+    assert passed > 100  # the bound does let small results through
 
 
 async def test_l2_under_the_cap_unchanged() -> None:

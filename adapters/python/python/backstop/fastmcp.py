@@ -221,6 +221,45 @@ def _cached_identity_stamp(fields: tuple[Any, ...]) -> dict[str, Any] | None:
     return _identity_stamp(fields)
 
 
+#: An upper bound of the bytes of a result's JSON besides its blocks, ``structuredContent``
+#: and ``_meta``: braces, member names, ``"isError":false``, ``"resultType":"complete"``.
+_RESULT_FRAME_BYTES = 128
+
+#: An upper bound of the bytes of a plain text block besides its text:
+#: ``{"type":"text","text":""}`` and a comma.
+_TEXT_BLOCK_FRAME_BYTES = 32
+
+#: The most bytes one character of a string takes on the wire: ``\u001b``.
+_MAX_CHAR_BYTES = 6
+
+
+def surely_fits(result: ToolResult, max_bytes: int, stamp: dict[str, Any] | None) -> bool:
+    """Whether ``result`` surely fits in ``max_bytes`` of wire size with what the SDK
+    adds after the middleware (``resultType``, the identity ``stamp``): an upper bound,
+    cheap where the exact size is not — it reads no text, and it serializes only
+    ``structuredContent`` and ``_meta`` — so that a small result, the common case, is
+    sent as it is (L2) without a round trip to the core. False says nothing: then the
+    result is measured exactly.
+
+    The bound: every character at most 6 bytes (``\u001b``), and ``structuredContent``,
+    ``_meta`` and the stamp at most twice their compact JSON (a number another
+    serializer writes longer, ``1`` as ``1.0``, is at most two bytes more than it and
+    its separator).
+    """
+    budget = max_bytes - _RESULT_FRAME_BYTES
+    for block in result.content:
+        if not isinstance(block, mcp_types.TextContent) or not block.model_fields_set <= _PLAIN_TEXT_FIELDS:
+            return False
+        budget -= _MAX_CHAR_BYTES * len(block.text) + _TEXT_BLOCK_FRAME_BYTES
+        if budget < 0:
+            return False
+    stamp_meta = {_SERVER_INFO_META: stamp} if stamp is not None else None
+    for value in (result.structured_content, result.meta, stamp_meta):
+        if value is not None:
+            budget -= 2 * len(pydantic_core.to_json(value, fallback=str)) + 16
+    return budget >= 0
+
+
 def _wire_additions(context: MiddlewareContext[Any], data: dict[str, Any]) -> bool:
     """Add to ``data`` what the SDK adds to a result after the middleware (L4).
 
@@ -503,6 +542,8 @@ class TailPreservingResponseLimitingMiddleware(_ListingMiddleware):
         name = context.message.name
         if not self._limit.applies_to(name):
             return result
+        if surely_fits(result, self._limit.max_bytes, _server_info(context)):
+            return result  # L2, without measuring it exactly
         await self._catalog.ensure(context, name)
         data = _result_dict(result)
         stamped = _wire_additions(context, data)
