@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """backstop for Python against the reference, in one process, on the same inputs.
 
-    python bench_python.py [--runs 5] [--calls 2000]
+    python bench_python.py [--runs 20] [--calls 2000]
 
 Run it with a Python that has the backstop wheel, fastmcp 4.0.x (the last release line
 the reference runs on) and libtmux-mcp 0.1.0a22 installed — scripts/test-python makes one
@@ -92,6 +92,7 @@ async def bench_limit(runs: int) -> None:
         row = {
             "bench": "limit",
             "size_mb": size // 1_000_000,
+            "runs": runs,
             "backstop_middleware_s": ours,
             "backstop_native_s": time_native(text, runs),
             "backstop_middleware_str_tool_s": await time_middleware(
@@ -150,7 +151,7 @@ async def bench_small_call(calls: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--calls", type=int, default=2000)
     args = parser.parse_args()
     # fastmcp's and backstop's per-call log lines are not what is measured.
