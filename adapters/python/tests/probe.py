@@ -55,6 +55,12 @@ class Notice(Exception):
     log_level = logging.INFO
 
 
+class PaneCrashed(Exception):
+    """A failure that declares CRITICAL, a level the core has no name of its own for (G1)."""
+
+    log_level = logging.CRITICAL
+
+
 class PathNotAllowed(NotFoundError):
     """A path-screening error: a not-found subclass (P1 by family)."""
 
@@ -112,6 +118,11 @@ def make_server(*middleware: object, mask: bool = False, **identity: Any) -> Fas
     def fail_declared_info() -> str:
         """A failure that declares INFO as its level."""
         raise Notice("pane already closed")
+
+    @mcp.tool
+    def fail_declared_critical() -> str:
+        """A failure that declares CRITICAL as its level."""
+        raise PaneCrashed("tmux server died")
 
     @mcp.tool
     def fail_while_handling() -> str:

@@ -151,11 +151,13 @@ async def test_g1_declared_level_and_validation_at_warning(caplog: pytest.LogCap
     caplog.set_level(logging.DEBUG, logger="backstop")
     server = make_server(Backstop())
     await call(server, "fail_declared_info")
+    await call(server, "fail_declared_critical")
     await call(server, "takes_int", {"count": "many"})
     await call(server, "fail_denied")
     records = [r for r in caplog.records if r.name == "backstop"]
     assert [(r.backstop_error_type, r.levelno) for r in records] == [
         ("Notice", logging.INFO),
+        ("PaneCrashed", logging.CRITICAL),
         ("ValidationError", logging.WARNING),
         ("Denied", logging.WARNING),
     ]

@@ -229,6 +229,7 @@ def test_l13_l15_strings_handed_over_by_their_tails_cut_as_the_whole(
     cut = limit.limit("t", result, schema)
     assert cut is not None
     assert json.loads(limit.limit_json("t", json.dumps(result).encode(), schema)) == cut[0]
+    assert limit.limit("t", cut[0], schema) is None  # L11: a cut result is not cut again
 
 
 def test_native_limit_refuses_what_is_not_json_data() -> None:

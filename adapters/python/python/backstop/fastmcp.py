@@ -292,13 +292,22 @@ class _Core:
         self.error_counts: dict[str, int] = {}
         self.error_counts_overflow = 0
 
-    def record(self, record: dict[str, Any], exc: BaseException, context: MiddlewareContext[Any]) -> None:
+    def record(
+        self,
+        record: dict[str, Any],
+        exc: BaseException,
+        context: MiddlewareContext[Any],
+        log_level: int | None = None,
+    ) -> None:
+        """Count, log and report one converted failure (G1–G3): logged at ``log_level``,
+        the failure's own level as a number (any, CRITICAL or a custom one included),
+        else at the level the core chose."""
         key = record["count_key"]
         if key in self.error_counts or len(self.error_counts) < MAX_COUNT_KEYS:
             self.error_counts[key] = self.error_counts.get(key, 0) + 1
         else:
             self.error_counts_overflow += 1
-        level = _LEVELS.get(record["level"], logging.ERROR)
+        level = log_level if log_level is not None else _LEVELS.get(record["level"], logging.ERROR)
         self.logger.log(
             level,
             "%s failed: %s: %s",
@@ -460,7 +469,7 @@ class ToolErrorResultMiddleware(_ListingMiddleware):
             error, record = _core.request_error(
                 failure, method, _revision(context), str(uri) if uri is not None else None
             )
-            self._core.record(record, exc, context)
+            self._core.record(record, exc, context, failure.get("log_level"))
             raise _protocol_error(error) from exc
 
     async def _convert(self, context: MiddlewareContext[Any], exc: Exception) -> ToolResult:
@@ -476,8 +485,9 @@ class ToolErrorResultMiddleware(_ListingMiddleware):
             "input_schema": _jsonable(self._catalog.input_schemas.get(name)),
             "client": _client(context),
         }
-        result, record = _core.tool_error(describe(exc, name), call)
-        self._core.record(record, exc, context)
+        failure = describe(exc, name)
+        result, record = _core.tool_error(failure, call)
+        self._core.record(record, exc, context, failure.get("log_level"))
         if self.include_traceback:
             self._core.logger.debug("traceback of %s", name, exc_info=exc)
         return _tool_result(result)
