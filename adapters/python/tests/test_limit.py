@@ -80,6 +80,9 @@ def test_l2_l4_surely_fits_is_an_upper_bound() -> None:
         if rng.random() < 0.3:  # all escapes: the bound is tight on the text
             texts = ["\x1b" * rng.randrange(0, 170)]
         numbers = [rng.choice([1, 1.0, 1e100, -0.5, 10**20]) for _ in range(rng.randrange(0, 30))]
+        if rng.random() < 0.3:  # many long numbers: the bound is tight on them
+            numbers = [rng.choice([1e100, -1.5e-300, 10**20]) for _ in range(rng.randrange(0, 120))]
+            texts = texts[:1]
         structured = rng.choice([None, {"n": numbers}, {"s": texts[0]}])
         meta = rng.choice([None, {"k": numbers[:5], "t": "\x1b" * rng.randrange(0, 20)}])
         result = ToolResult(

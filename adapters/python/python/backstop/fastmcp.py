@@ -232,19 +232,49 @@ _TEXT_BLOCK_FRAME_BYTES = 32
 #: The most bytes one character of a string takes on the wire: ``\u001b``.
 _MAX_CHAR_BYTES = 6
 
+#: The most bytes a number takes on the wire, with its separator (an ``f64`` is at most 24).
+_MAX_NUMBER_BYTES = 32
+
+
+def _spend(value: Any, budget: int) -> int:
+    """``budget`` less an upper bound of ``value``'s wire size with its separator;
+    negative as soon as it is spent (the rest of ``value`` is then not read), and for
+    anything that is not plain JSON data (a model, a date: measured exactly instead)."""
+    if isinstance(value, str):
+        return budget - (_MAX_CHAR_BYTES * len(value) + 3)
+    if value is None or isinstance(value, bool):
+        return budget - 6
+    if isinstance(value, (int, float)):
+        return budget - _MAX_NUMBER_BYTES
+    if isinstance(value, dict):
+        budget -= 2
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return -1
+            budget = _spend(item, _spend(key, budget))
+            if budget < 0:
+                return budget
+        return budget
+    if isinstance(value, (list, tuple)):
+        budget -= 2
+        for item in value:
+            budget = _spend(item, budget)
+            if budget < 0:
+                return budget
+        return budget
+    return -1
+
 
 def surely_fits(result: ToolResult, max_bytes: int, stamp: dict[str, Any] | None) -> bool:
     """Whether ``result`` surely fits in ``max_bytes`` of wire size with what the SDK
     adds after the middleware (``resultType``, the identity ``stamp``): an upper bound,
-    cheap where the exact size is not — it reads no text, and it serializes only
-    ``structuredContent`` and ``_meta`` — so that a small result, the common case, is
-    sent as it is (L2) without a round trip to the core. False says nothing: then the
-    result is measured exactly.
+    cheap where the exact size is not — it reads no text, and stops as soon as the cap
+    is spent — so that a small result, the common case, is sent as it is (L2) without
+    a round trip to the core. False says nothing: then the result is measured exactly.
 
-    The bound: every character at most 6 bytes (``\u001b``), and ``structuredContent``,
-    ``_meta`` and the stamp at most twice their compact JSON (a number another
-    serializer writes longer, ``1`` as ``1.0``, is at most two bytes more than it and
-    its separator).
+    The bound: every character at most 6 bytes (``\u001b``), every number 32, and the
+    JSON around them at most what :data:`_RESULT_FRAME_BYTES`,
+    :data:`_TEXT_BLOCK_FRAME_BYTES` and :func:`_spend` count.
     """
     budget = max_bytes - _RESULT_FRAME_BYTES
     for block in result.content:
@@ -256,8 +286,10 @@ def surely_fits(result: ToolResult, max_bytes: int, stamp: dict[str, Any] | None
     stamp_meta = {_SERVER_INFO_META: stamp} if stamp is not None else None
     for value in (result.structured_content, result.meta, stamp_meta):
         if value is not None:
-            budget -= 2 * len(pydantic_core.to_json(value, fallback=str)) + 16
-    return budget >= 0
+            budget = _spend(value, budget)
+            if budget < 0:
+                return False
+    return True
 
 
 def _wire_additions(context: MiddlewareContext[Any], data: dict[str, Any]) -> bool:
