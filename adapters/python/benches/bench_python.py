@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """backstop for Python against the reference, in one process, on the same inputs.
 
-    python bench_python.py [--runs 5] [--calls 2000]
+    python bench_python.py [--runs 20] [--calls 2000]
 
 Run it with a Python that has the backstop wheel, fastmcp 4.0.x (the last release line
 the reference runs on) and libtmux-mcp 0.1.0a22 installed — scripts/test-python makes one
@@ -12,7 +12,9 @@ at target/py-fastmcp-4.0. It prints one JSON object per line:
   limiter *as fastmcp runs a middleware* (``Middleware.__call__`` with a tools/call
   context; ``call_next`` hands back the prebuilt ``ToolResult``): backstop's
   ``TailPreservingResponseLimitingMiddleware``, the reference's, and backstop's native
-  ``Limit.limit`` alone on the result as a dict. Median of ``--runs`` after a warm-up.
+  ``Limit.limit`` alone on the result as a dict; and backstop's middleware on the result
+  as fastmcp makes it of a tool returning ``str`` (the text block, and the text again as
+  ``structuredContent.result``). Median of ``--runs`` after a warm-up.
 - ``small_call``: the time of one small successful ``tools/call`` through fastmcp's
   in-memory client against the same server bare and with ``Backstop()``: ``--calls``
   calls each, alternating between the two servers, each timed alone; the medians.
@@ -84,12 +86,20 @@ async def bench_limit(runs: int) -> None:
         text = scrollback(size)
         inner = ToolResult(content=[mcp_types.TextContent(type="text", text=text)])
         ours = await time_middleware(TailPreservingResponseLimitingMiddleware(max_size=CAP), inner, runs)
+        wrapped = ToolResult(
+            content=[mcp_types.TextContent(type="text", text=text)], structured_content={"result": text}
+        )
         row = {
             "bench": "limit",
             "size_mb": size // 1_000_000,
+            "runs": runs,
             "backstop_middleware_s": ours,
             "backstop_native_s": time_native(text, runs),
+            "backstop_middleware_str_tool_s": await time_middleware(
+                TailPreservingResponseLimitingMiddleware(max_size=CAP), wrapped, runs
+            ),
         }
+        del wrapped
         if Reference is not None:
             row["reference_s"] = await time_middleware(Reference(max_size=CAP), inner, runs)
         print(json.dumps(row), flush=True)
@@ -141,7 +151,7 @@ async def bench_small_call(calls: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=20)
     parser.add_argument("--calls", type=int, default=2000)
     args = parser.parse_args()
     # fastmcp's and backstop's per-call log lines are not what is measured.

@@ -15,9 +15,9 @@ use std::borrow::Cow;
 
 use backstop_core::foreign_error::{ForeignError, classify as core_classify};
 use backstop_core::foreign_validation::from_pydantic_errors;
-use backstop_core::limit::DEFAULT_MAX_BYTES;
+use backstop_core::limit::{DEFAULT_MAX_BYTES, HeldInPart};
 use backstop_core::{
-    CallContext, ClientInfo, Failure, Limit as CoreLimit, Limited, LogRecord, MetaKept,
+    CallContext, ClientInfo, Content, Failure, Limit as CoreLimit, Limited, LogRecord, MetaKept,
     ProtocolError, Revision, ToolResult, error_result, render_problems, unknown_tool,
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
@@ -30,6 +30,65 @@ const MAX_DEPTH: usize = 256;
 
 /// A Python object of the JSON data model as a `serde_json` value.
 fn to_value(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
+    convert(obj, depth, None)
+}
+
+/// Where the strings of a value that are too long to copy go when it is converted for
+/// a cut held in part (L13): each becomes its tail of `least` bytes or a little more,
+/// and its JSON pointer and the bytes of its head left out are recorded in `heads`.
+struct Tails {
+    /// The bytes of a string's tail that are kept: `HeldInPart::min_held_bytes`.
+    least: usize,
+    /// The JSON pointer of the value being converted.
+    pointer: String,
+    /// `(JSON pointer, bytes of the head left out)` of each string cut to its tail.
+    heads: Vec<(String, usize)>,
+}
+
+impl Tails {
+    /// The value of a string: whole, or its tail with its head recorded.
+    fn string(&mut self, s: &Bound<'_, PyString>) -> Value {
+        let text = borrow_str(s);
+        if text.len() <= self.least {
+            return Value::String(text.into_owned());
+        }
+        let tail = held_tail(&text, self.least);
+        self.heads
+            .push((self.pointer.clone(), text.len() - tail.len()));
+        Value::String(tail.to_owned())
+    }
+
+    /// Converts `value` with `segment` (an object key or array index) on the pointer.
+    fn within(&mut self, segment: &str, value: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
+        let len = self.pointer.len();
+        self.pointer.push('/');
+        self.pointer
+            .push_str(&segment.replace('~', "~0").replace('/', "~1"));
+        let value = convert(value, depth, Some(self));
+        self.pointer.truncate(len);
+        value
+    }
+}
+
+/// A Python `str` as UTF-8, borrowed where CPython holds it so (every ASCII `str`),
+/// else copied; a lone surrogate becomes U+FFFD.
+fn borrow_str<'a>(s: &'a Bound<'_, PyString>) -> Cow<'a, str> {
+    s.to_str()
+        .map_or_else(|_| s.to_string_lossy(), Cow::Borrowed)
+}
+
+/// The tail of `text` handed to the core for a cut held in part: at least `least`
+/// bytes, from a character boundary.
+fn held_tail(text: &str, least: usize) -> &str {
+    let mut start = text.len().saturating_sub(least);
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    &text[start..]
+}
+
+/// [`to_value`], with long strings cut to their tails into `tails` when given.
+fn convert(obj: &Bound<'_, PyAny>, depth: usize, mut tails: Option<&mut Tails>) -> PyResult<Value> {
     if depth > MAX_DEPTH {
         return Err(PyValueError::new_err("value nests too deeply"));
     }
@@ -40,7 +99,10 @@ fn to_value(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
         return Ok(Value::Bool(b.is_true()));
     }
     if let Ok(s) = obj.cast::<PyString>() {
-        return Ok(Value::String(s.to_string_lossy().into_owned()));
+        return Ok(match tails {
+            Some(tails) => tails.string(s),
+            None => Value::String(borrow_str(s).into_owned()),
+        });
     }
     if obj.cast::<PyInt>().is_ok() {
         if let Ok(i) = obj.extract::<i64>() {
@@ -62,20 +124,32 @@ fn to_value(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
                 Ok(s) => s.to_string_lossy().into_owned(),
                 Err(_) => k.str()?.to_string_lossy().into_owned(),
             };
-            map.insert(key, to_value(&v, depth + 1)?);
+            let value = match tails.as_deref_mut() {
+                Some(tails) => tails.within(&key, &v, depth + 1)?,
+                None => convert(&v, depth + 1, None)?,
+            };
+            map.insert(key, value);
         }
         return Ok(Value::Object(map));
     }
-    if let Ok(list) = obj.cast::<PyList>() {
-        return list.iter().map(|v| to_value(&v, depth + 1)).collect();
-    }
-    if let Ok(tuple) = obj.cast::<PyTuple>() {
-        return tuple.iter().map(|v| to_value(&v, depth + 1)).collect();
-    }
-    Err(PyTypeError::new_err(format!(
-        "not JSON data: an object of type {}",
-        obj.get_type().name()?
-    )))
+    let items = if let Ok(list) = obj.cast::<PyList>() {
+        list.iter().collect::<Vec<_>>()
+    } else if let Ok(tuple) = obj.cast::<PyTuple>() {
+        tuple.iter().collect()
+    } else {
+        return Err(PyTypeError::new_err(format!(
+            "not JSON data: an object of type {}",
+            obj.get_type().name()?
+        )));
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(index, item)| match tails.as_deref_mut() {
+            Some(tails) => tails.within(&index.to_string(), item, depth + 1),
+            None => convert(item, depth + 1, None),
+        })
+        .collect()
 }
 
 /// A `serde_json` value as a Python object.
@@ -334,6 +408,132 @@ fn schema(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Value>> {
     }
 }
 
+/// A result dict as the core's `ToolResult` with its text blocks' texts left empty
+/// (they are returned, in order, to be borrowed) and its `structuredContent`'s long
+/// strings cut to their tails into `tails`.
+fn result_shell<'py>(
+    result: &Bound<'py, PyDict>,
+    tails: &mut Tails,
+) -> PyResult<(ToolResult, Vec<Bound<'py, PyString>>)> {
+    let mut held: Vec<Bound<'py, PyString>> = Vec::new();
+    let mut shell = Map::new();
+    for (key, value) in result.iter() {
+        let key: String = key.extract()?;
+        if key == "structuredContent" {
+            shell.insert(key, convert(&value, 0, Some(tails))?);
+            continue;
+        }
+        let blocks = match value.cast::<PyList>() {
+            Ok(blocks) if key == "content" => blocks,
+            _ => {
+                shell.insert(key, to_value(&value, 0)?);
+                continue;
+            }
+        };
+        let mut content = Vec::with_capacity(blocks.len());
+        for block in blocks.iter() {
+            match text_block(&block)? {
+                Some((map, text)) => {
+                    held.push(text);
+                    content.push(Value::Object(map));
+                }
+                None => content.push(to_value(&block, 1)?),
+            }
+        }
+        shell.insert(key, Value::Array(content));
+    }
+    let shell = ToolResult::from_value(Value::Object(shell))
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok((shell, held))
+}
+
+/// A text block's other members (its `text` left empty) and its text.
+type TextBlock<'py> = (Map<String, Value>, Bound<'py, PyString>);
+
+/// A text block (`{"type": "text", "text": <str>, …}`) as its other members, with
+/// `text` empty, and its text; None for any other block.
+fn text_block<'py>(block: &Bound<'py, PyAny>) -> PyResult<Option<TextBlock<'py>>> {
+    let Ok(dict) = block.cast::<PyDict>() else {
+        return Ok(None);
+    };
+    let is_text = dict
+        .get_item("type")?
+        .is_some_and(|t| t.extract::<&str>().is_ok_and(|t| t == "text"));
+    let Some(text) = dict.get_item("text")? else {
+        return Ok(None);
+    };
+    let Ok(text) = text.cast_into::<PyString>() else {
+        return Ok(None);
+    };
+    if !is_text {
+        return Ok(None);
+    }
+    let mut map = Map::new();
+    for (k, v) in dict.iter() {
+        let k: String = k.extract()?;
+        if k != "text" {
+            map.insert(k, to_value(&v, 1)?);
+        }
+    }
+    map.insert("text".into(), Value::String(String::new()));
+    Ok(Some((map, text)))
+}
+
+/// `shell` with the whole `structuredContent` of `result` in place of its tails.
+fn whole_structured(result: &Bound<'_, PyDict>, mut shell: ToolResult) -> PyResult<ToolResult> {
+    if let Some(value) = result.get_item("structuredContent")? {
+        shell.structured_content = Some(to_value(&value, 0)?);
+    }
+    Ok(shell)
+}
+
+impl Limit {
+    /// The cut of `shell` with `texts` borrowed in place of its text blocks' texts.
+    fn borrowed(
+        &self,
+        shell: &ToolResult,
+        texts: &[Cow<'_, str>],
+        schema: Option<&Value>,
+    ) -> Option<Limited> {
+        let borrowed: Vec<&str> = texts.iter().map(Cow::as_ref).collect();
+        self.inner.truncate_texts(shell, &borrowed, schema)
+    }
+
+    /// The cut of `shell` decided from the tails of its long strings (texts longer than
+    /// `tails.least` are cut to their tails here; `structuredContent`'s were already),
+    /// copying only the tails: the core's cut of the whole, or `Err(())` where the
+    /// tails cannot decide it.
+    fn in_part(
+        &self,
+        shell: &ToolResult,
+        texts: &[Cow<'_, str>],
+        tails: &Tails,
+        schema: Option<&Value>,
+    ) -> Result<Option<Limited>, ()> {
+        let mut result = shell.clone();
+        let mut held = HeldInPart::default();
+        let mut given = texts.iter();
+        for (index, block) in result.content.iter_mut().enumerate() {
+            if let Content::Text(block) = block
+                && let Some(text) = given.next()
+            {
+                let tail = held_tail(text, tails.least);
+                if tail.len() < text.len() {
+                    let first = text.as_bytes()[0].min(0x80);
+                    held = held
+                        .with_text_head(index, text.len() - tail.len())
+                        .with_text_start(index, first);
+                }
+                block.text = tail.to_owned();
+            }
+        }
+        for (pointer, bytes) in &tails.heads {
+            held = held.with_structured_head(pointer.clone(), *bytes);
+        }
+        self.inner.truncate_in_part(&result, &held, schema)
+    }
+}
+
 #[pymethods]
 impl Limit {
     #[new]
@@ -371,8 +571,9 @@ impl Limit {
     /// Limit a `tools/call` result given as a dict with MCP's wire names (`content`,
     /// `structuredContent`, `isError`, `_meta`, …): None when it is sent as it is (the
     /// limit does not apply to `tool`, the result is not complete, or it fits), else
-    /// the cut result and the report of the cut. The text of text blocks is read in
-    /// place, not copied (L13).
+    /// the cut result and the report of the cut. The text of text blocks and the
+    /// strings of `structuredContent` are read in place, not copied: a string longer
+    /// than the cap needs is handed to the core by its tail (L13).
     #[pyo3(signature = (tool, result, output_schema=None))]
     fn limit<'py>(
         &self,
@@ -385,62 +586,27 @@ impl Limit {
             return Ok(None);
         }
         let schema = schema(output_schema)?;
-        let mut held: Vec<Bound<'py, PyString>> = Vec::new();
-        let mut shell = Map::new();
-        for (key, value) in result.iter() {
-            let key: String = key.extract()?;
-            if key != "content" {
-                shell.insert(key, to_value(&value, 0)?);
-                continue;
-            }
-            let Ok(blocks) = value.cast::<PyList>() else {
-                shell.insert(key, to_value(&value, 0)?);
-                continue;
-            };
-            let mut content = Vec::with_capacity(blocks.len());
-            for block in blocks.iter() {
-                let text = block.cast::<PyDict>().ok().and_then(|d| {
-                    let is_text = d
-                        .get_item("type")
-                        .ok()
-                        .flatten()
-                        .is_some_and(|t| t.extract::<&str>().is_ok_and(|t| t == "text"));
-                    let text = d.get_item("text").ok().flatten()?;
-                    let text = text.cast_into::<PyString>().ok()?;
-                    is_text.then_some((d.clone(), text))
-                });
-                match text {
-                    Some((dict, text)) => {
-                        let mut map = Map::new();
-                        for (k, v) in dict.iter() {
-                            let k: String = k.extract()?;
-                            if k != "text" {
-                                map.insert(k, to_value(&v, 1)?);
-                            }
-                        }
-                        map.insert("text".into(), Value::String(String::new()));
-                        held.push(text);
-                        content.push(Value::Object(map));
-                    }
-                    None => content.push(to_value(&block, 1)?),
+        let mut tails = Tails {
+            least: HeldInPart::min_held_bytes(self.inner.max_bytes()),
+            pointer: String::new(),
+            heads: Vec::new(),
+        };
+        let (shell, held) = result_shell(result, &mut tails)?;
+        let texts: Vec<Cow<'_, str>> = held.iter().map(borrow_str).collect();
+        let long_text = texts.iter().any(|t| t.len() > tails.least);
+        let limited = if long_text || !tails.heads.is_empty() {
+            match self.in_part(&shell, &texts, &tails, schema.as_ref()) {
+                Ok(limited) => limited,
+                // Not decidable from the tails: the whole value, copied.
+                Err(()) => {
+                    let whole = whole_structured(result, shell)?;
+                    self.borrowed(&whole, &texts, schema.as_ref())
                 }
             }
-            shell.insert(key, Value::Array(content));
-        }
-        let shell = ToolResult::from_value(Value::Object(shell))
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
-        let texts: Vec<Cow<'_, str>> = held
-            .iter()
-            .map(|s| {
-                s.to_str()
-                    .map_or_else(|_| s.to_string_lossy(), Cow::Borrowed)
-            })
-            .collect();
-        let borrowed: Vec<&str> = texts.iter().map(Cow::as_ref).collect();
-        match self
-            .inner
-            .truncate_texts(&shell, &borrowed, schema.as_ref())
-        {
+        } else {
+            self.borrowed(&shell, &texts, schema.as_ref())
+        };
+        match limited {
             Some(limited) => limited_pair(py, limited).map(Some),
             None => Ok(None),
         }

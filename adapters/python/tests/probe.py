@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+from typing import Any, ClassVar
 
 from fastmcp import FastMCP
 from fastmcp.exceptions import NotFoundError, ResourceError, ToolError
@@ -45,7 +46,19 @@ class Denied(Exception):
 class WithMeta(Exception):
     """A failure that carries `_meta` keys of its own (E7), one of them clashing."""
 
-    meta = {"pane": "%99", "expected": "not a bool"}
+    meta: ClassVar[dict[str, str]] = {"pane": "%99", "expected": "not a bool"}
+
+
+class Notice(Exception):
+    """A failure that declares its own log level (G1)."""
+
+    log_level = logging.INFO
+
+
+class PaneCrashed(Exception):
+    """A failure that declares CRITICAL, a level the core has no name of its own for (G1)."""
+
+    log_level = logging.CRITICAL
 
 
 class PathNotAllowed(NotFoundError):
@@ -63,8 +76,11 @@ class BuildReport(BaseModel):
 LINE = "line of output with some words in it\n"
 
 
-def make_server(*middleware: object, mask: bool = False) -> FastMCP:
-    mcp = FastMCP("probe", mask_error_details=mask)
+def make_server(*middleware: object, mask: bool = False, **identity: Any) -> FastMCP:
+    """The probe server with ``middleware`` (the first outermost); ``identity``: more of
+    the server's identity (``version``, ``website_url``, ``icons``), which the SDK stamps
+    into every result's ``_meta`` from MCP 2026-07-28 on."""
+    mcp = FastMCP("probe", mask_error_details=mask, **identity)
     for mw in middleware:
         mcp.add_middleware(mw)  # type: ignore[arg-type]
 
@@ -99,6 +115,34 @@ def make_server(*middleware: object, mask: bool = False) -> FastMCP:
         raise WithMeta("pane is gone")
 
     @mcp.tool
+    def fail_declared_info() -> str:
+        """A failure that declares INFO as its level."""
+        raise Notice("pane already closed")
+
+    @mcp.tool
+    def fail_declared_critical() -> str:
+        """A failure that declares CRITICAL as its level."""
+        raise PaneCrashed("tmux server died")
+
+    @mcp.tool
+    def fail_while_handling() -> str:
+        """A failure raised while handling another, without ``from``: an implicit cause."""
+        try:
+            {}["%99"]
+        except KeyError:
+            raise RuntimeError("no such pane: %99")  # the implicit chain is the case
+        return "unreachable"
+
+    @mcp.tool
+    def fail_cause_suppressed() -> str:
+        """A failure raised ``from None``: its context suppressed, its own type stays."""
+        try:
+            {}["%99"]
+        except KeyError:
+            raise RuntimeError("no such pane: %99") from None
+        return "unreachable"
+
+    @mcp.tool
     def fail_body_validation() -> str:
         """A pydantic error from the tool's body: a server fault, not a bad call."""
         BuildReport.model_validate({"summary": SECRET, "lines": "many", "log": ""})
@@ -112,9 +156,7 @@ def make_server(*middleware: object, mask: bool = False) -> FastMCP:
     @mcp.tool
     def limited_fail(payload: str) -> str:
         """Expected error that echoes a large argument, with a suggestion."""
-        raise ExpectedToolError(
-            f"Cannot send: {payload}", suggestion="Send less than 1 KB at a time."
-        )
+        raise ExpectedToolError(f"Cannot send: {payload}", suggestion="Send less than 1 KB at a time.")
 
     @mcp.tool
     def big(lines: int) -> str:

@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import doctest
+from pathlib import Path
 
 import backstop
 import pytest
 from backstop import _core
+
+
+def test_py_typed_shipped() -> None:
+    """The package says it is typed (PEP 561): ``py.typed`` beside the stubs of ``_core``."""
+    package = Path(backstop.__file__).parent
+    assert (package / "py.typed").is_file()
+    assert (package / "_core.pyi").is_file()
 
 
 def test_package_docstring_examples_run() -> None:
@@ -34,14 +42,20 @@ def test_v3_messages_lose_pydantic_input_values() -> None:
 
 
 def test_v2_v3_validation_text_from_structured_errors() -> None:
-    errors = [{"loc": ["name"], "type": "value_error", "msg": "Value error, hunter2 is taken", "input": "hunter2"}]
+    errors = [
+        {"loc": ["name"], "type": "value_error", "msg": "Value error, hunter2 is taken", "input": "hunter2"}
+    ]
     text = _core.validation_text("register", errors)
     assert text == "1 validation error for register\nname\n  Invalid value [type=value_error]"
 
 
 def test_e8_unknown_tool_error() -> None:
     error = _core.unknown_tool_error("list_pane", ["list_panes", "send_keys"])
-    assert error == {"code": -32602, "message": "Unknown tool: list_pane", "data": {"suggestion": "Did you mean 'list_panes'?"}}
+    assert error == {
+        "code": -32602,
+        "message": "Unknown tool: list_pane",
+        "data": {"suggestion": "Did you mean 'list_panes'?"},
+    }
 
 
 def test_g1_tool_error_record_level() -> None:

@@ -49,6 +49,19 @@ async def test_e4_expected_and_suggestion_attributes_on_any_exception() -> None:
     assert text(result) == "read-only session\nAsk for read access first."
 
 
+async def test_e3_implicit_cause_of_a_failure_raised_while_handling_another() -> None:
+    """A failure raised inside ``except`` without ``from`` wraps its ``__context__``."""
+    result = await call(make_server(Backstop()), "fail_while_handling")
+    assert text(result) == "no such pane: %99"
+    assert result.meta["error_type"] == "KeyError"
+
+
+async def test_e3_suppressed_context_is_no_cause() -> None:
+    """``raise ... from None`` suppresses the context: the failure's own type."""
+    result = await call(make_server(Backstop()), "fail_cause_suppressed")
+    assert result.meta["error_type"] == "RuntimeError"
+
+
 async def test_e3_masked_details_keep_the_mask_and_get_the_type() -> None:
     result = await call(make_server(Backstop(), mask=True), "fail_unexpected")
     assert text(result) == "Error calling tool 'fail_unexpected'"
@@ -133,6 +146,23 @@ async def test_g1_g2_levels_and_fields(caplog: pytest.LogCaptureFixture) -> None
     assert "Pane not found: %99" in records[1].getMessage()
 
 
+async def test_g1_declared_level_and_validation_at_warning(caplog: pytest.LogCaptureFixture) -> None:
+    """G1: a failure's own ``log_level`` wins; a rejected argument set is WARNING."""
+    caplog.set_level(logging.DEBUG, logger="backstop")
+    server = make_server(Backstop())
+    await call(server, "fail_declared_info")
+    await call(server, "fail_declared_critical")
+    await call(server, "takes_int", {"count": "many"})
+    await call(server, "fail_denied")
+    records = [r for r in caplog.records if r.name == "backstop"]
+    assert [(r.backstop_error_type, r.levelno) for r in records] == [
+        ("Notice", logging.INFO),
+        ("PaneCrashed", logging.CRITICAL),
+        ("ValidationError", logging.WARNING),
+        ("Denied", logging.WARNING),
+    ]
+
+
 async def test_g3_counts_and_callback_and_failing_callback() -> None:
     seen: list[str] = []
 
@@ -190,6 +220,41 @@ async def test_finer_grained_class_takes_the_reference_arguments() -> None:
     result = await call(make_server(middleware), "fail_expected_chained")
     assert result.meta["error_type"] == "PaneNotFound"
     assert middleware.error_counts == {"PaneNotFound:tools/call": 1}
+    assert middleware.get_error_stats() == {"PaneNotFound:tools/call": 1}
+
+
+async def test_g3_error_callback_called_as_fastmcp_and_the_reference_call_it() -> None:
+    """``error_callback(exception, context)``, as fastmcp's ``ErrorHandlingMiddleware``
+    (the reference's base class) calls it: a callback written for the reference works."""
+    seen: list[tuple[object, object]] = []
+    middleware = ToolErrorResultMiddleware(error_callback=lambda exc, context: seen.append((exc, context)))
+    server = make_server(middleware)
+    await call(server, "fail_unexpected")
+    async with Client(server, client_info=CLIENT) as client:
+        with pytest.raises(McpError):
+            await client.read_resource_mcp("probe://sessions/missing")
+    assert [type(exc).__name__ for exc, _ in seen] == ["ToolError", "ResourceError"]
+    assert [context.method for _, context in seen] == ["tools/call", "resources/read"]  # type: ignore[attr-defined]
+    assert middleware.error_counts == {"RuntimeError:tools/call": 1, "NotFoundError:resources/read": 1}
+
+
+async def test_e9_cancellation_is_not_converted() -> None:
+    """E9: a cancelled call stays cancelled (``CancelledError`` is not a failure)."""
+    import asyncio
+
+    import mcp_types
+    from fastmcp.server.middleware import MiddlewareContext
+
+    async def cancelled(context: object) -> object:
+        raise asyncio.CancelledError
+
+    backstop = Backstop()
+    context = MiddlewareContext(
+        message=mcp_types.CallToolRequestParams(name="small", arguments={}), method="tools/call"
+    )
+    with pytest.raises(asyncio.CancelledError):
+        await backstop.on_call_tool(context, cancelled)
+    assert backstop.error_counts == {}
 
 
 async def test_e7_own_meta_kept_error_keys_win() -> None:
@@ -203,9 +268,6 @@ class _Broken:
     """A limit whose every call fails: a fault of backstop itself, not of the tool."""
 
     def applies_to(self, tool: str) -> bool:
-        return True
-
-    def limit(self, *args: object) -> None:
         raise RuntimeError("backstop bug")
 
 
@@ -218,5 +280,6 @@ async def test_strict_off_passes_the_result_on_strict_on_raises() -> None:
     strict = Backstop(strict=True)
     strict.limiter._limit = _Broken()  # type: ignore[assignment]
     async with Client(make_server(strict), client_info=CLIENT) as client:
-        with pytest.raises(Exception):
+        with pytest.raises(McpError) as raised:
             await client.call_tool_mcp("small", {})
+    assert raised.value.error.code == -32603  # backstop's own fault, raised

@@ -4,9 +4,14 @@ fastmcp server over its in-memory transport, and the native limiter on its own."
 from __future__ import annotations
 
 import json
+import os
+import random
+import subprocess
+import sys
 import unicodedata
 
 import backstop
+import mcp_types
 import pytest
 from backstop.fastmcp import Backstop, TailPreservingResponseLimitingMiddleware
 from helpers import call, text, wire, wire_size
@@ -33,6 +38,72 @@ async def test_l3_l4_hard_cap_on_escape_heavy_and_multibyte_output(tool: str, ar
     assert wire_size(result) <= CAP  # L4, `_meta` and what the SDK adds included
     assert text(result).startswith("[... truncated ")  # L3
     assert result.meta["backstop/truncation"]["dropped_bytes"] > 0  # L12
+
+
+@pytest.mark.parametrize(
+    "identity",
+    [
+        {},
+        {
+            "version": "1.2.3",
+            "website_url": "https://example.com/" + "x" * 200,
+            "icons": [mcp_types.Icon(src="https://example.com/icon.png")],
+        },
+    ],
+    ids=["name", "website-and-icons"],
+)
+async def test_l4_the_sdks_identity_stamp_counted(identity: dict) -> None:
+    """L4: the server's identity, which the SDK stamps into ``_meta`` after the middleware
+    (MCP 2026-07-28), is counted: a long one, with icons, too."""
+    result = await call(make_server(Backstop(max_bytes=CAP), **identity), "big", {"lines": 2000})
+    assert result.meta["io.modelcontextprotocol/serverInfo"]["name"] == "probe"
+    assert wire_size(result) <= CAP
+
+
+#: Characters of every wire size: 1 byte, escaped in 2 and 6 bytes, UTF-8 in 2 to 4.
+_CHARS = ["a", " ", "\n", '"', "\\", "\x1b", "\x00", "é", "€", "👨", "\u200d"]
+
+
+def test_l2_l4_surely_fits_is_an_upper_bound() -> None:
+    """A result the cheap bound lets through unmeasured (L2) is within the cap with what
+    the SDK adds (L4): 2,000 random results near a 1000-byte cap, escape-heavy and
+    multi-byte texts, numbers and strings in ``structuredContent`` and ``_meta``."""
+    from backstop.fastmcp import surely_fits
+    from fastmcp.tools import ToolResult
+
+    rng = random.Random(15)
+    stamps = [{"name": "probe", "version": "1.0"}, {"name": "probe", "description": "d" * 300}]
+    passed = 0
+    for _ in range(2000):
+        stamp = rng.choice(stamps)
+        texts = ["".join(rng.choices(_CHARS, k=rng.randrange(0, 170))) for _ in range(rng.randrange(1, 3))]
+        if rng.random() < 0.3:  # all escapes: the bound is tight on the text
+            texts = ["\x1b" * rng.randrange(0, 170)]
+        numbers = [rng.choice([1, 1.0, 1e100, -0.5, 10**20]) for _ in range(rng.randrange(0, 30))]
+        if rng.random() < 0.3:  # many long numbers: the bound is tight on them
+            numbers = [rng.choice([1e100, -1.5e-300, 10**20]) for _ in range(rng.randrange(0, 120))]
+            texts = texts[:1]
+        structured = rng.choice([None, {"n": numbers}, {"s": texts[0]}])
+        meta = rng.choice([None, {"k": numbers[:5], "t": "\x1b" * rng.randrange(0, 20)}])
+        result = ToolResult(
+            content=[mcp_types.TextContent(type="text", text=t) for t in texts],
+            structured_content=structured,
+            meta=meta,
+        )
+        if not surely_fits(result, CAP, stamp):
+            continue
+        passed += 1
+        sent = {
+            "content": [{"type": "text", "text": t} for t in texts],
+            "isError": False,
+            "_meta": {**(meta or {}), "io.modelcontextprotocol/serverInfo": stamp},
+            "resultType": "complete",
+        }
+        if structured is not None:
+            sent["structuredContent"] = structured
+        size = len(json.dumps(sent, separators=(",", ":"), ensure_ascii=False).encode())
+        assert size <= CAP, (size, sent)
+    assert passed > 100  # the bound does let small results through
 
 
 async def test_l2_under_the_cap_unchanged() -> None:
@@ -79,6 +150,17 @@ async def test_l1_only_the_configured_tools() -> None:
     assert middleware.truncations == 1
 
 
+async def test_l1_tools_as_any_collection_of_names() -> None:
+    """A set of names (fastmcp keeps its own as a set) works as a list does; a bare
+    string is refused, not read as one-letter names."""
+    middleware = Backstop(max_bytes=CAP, tools={"ansi"})
+    server = make_server(middleware)
+    assert text(await call(server, "big", {"lines": 100})).startswith(LINE)
+    assert text(await call(server, "ansi", {"lines": 100})).startswith("[... truncated ")
+    with pytest.raises(TypeError):
+        TailPreservingResponseLimitingMiddleware(max_size=CAP, tools="ansi")
+
+
 async def test_l14_too_small_cap_refused_naming_the_minimum() -> None:
     with pytest.raises(ValueError, match=str(backstop.MIN_BYTES)):
         Backstop(max_bytes=10)
@@ -114,6 +196,101 @@ def test_native_limit_borrowed_text_and_json_agree() -> None:
     assert limit.limit("t", {"content": [{"type": "text", "text": "small"}]}) is None
 
 
+#: fastmcp's output schema of a tool returning ``str``: the text wrapped as ``result``.
+WRAPPED_STR = {
+    "type": "object",
+    "properties": {"result": {"type": "string"}},
+    "required": ["result"],
+    "x-fastmcp-wrap-result": True,
+}
+
+
+@pytest.mark.parametrize(
+    ("text", "structured", "schema"),
+    [
+        # A fastmcp tool returning str: the text twice, as the block and as `result`.
+        (LINE * 2000 + "PROMPT $", None, WRAPPED_STR),
+        ("👨\u200d👩\u200d👧\u200d👦 é\n" * 3000 + "PROMPT $", None, WRAPPED_STR),
+        # A text that may be the serialization of the value: decided from the whole.
+        (json.dumps({"result": LINE * 2000}), None, None),
+        # Long strings at pointers that need escaping, in objects and arrays.
+        ("summary", {"a/b": {"x~y": [LINE * 2000, "short", LINE * 2000]}}, None),
+    ],
+)
+def test_l13_l15_strings_handed_over_by_their_tails_cut_as_the_whole(
+    text: str, structured: object, schema: object
+) -> None:
+    """L13, L15: the dict path hands the core only the tails of long strings (texts and
+    ``structuredContent``'s, each longer here than the ~21.5 kB a 1000-byte cap needs);
+    its cut equals the JSON path's, which reads the whole."""
+    limit = backstop.Limit(CAP)
+    result = {
+        "content": [{"type": "text", "text": text}],
+        "structuredContent": structured if structured is not None else {"result": text},
+        "isError": False,
+    }
+    cut = limit.limit("t", result, schema)
+    assert cut is not None
+    assert json.loads(limit.limit_json("t", json.dumps(result).encode(), schema)) == cut[0]
+    assert limit.limit("t", cut[0], schema) is None  # L11: a cut result is not cut again
+
+
 def test_native_limit_refuses_what_is_not_json_data() -> None:
     with pytest.raises(TypeError):
         backstop.Limit(CAP).limit("t", {"content": [{"type": "image", "data": object()}]})
+
+
+#: The peak RSS added by one cut of a 100 MB ``str`` at a 1 MB cap, in a fresh
+#: interpreter: the native limit on a result dict, and the middleware as fastmcp runs
+#: it. Linux's peak (VmHWM) is reset before each (``clear_refs``), since building the
+#: input (fastmcp's ``ToolResult`` copies it) peaks far higher than a cut.
+_PEAK_RSS_SCRIPT = """
+import asyncio
+import mcp_types
+from backstop import Limit
+from backstop.fastmcp import Backstop
+from fastmcp.server.middleware import MiddlewareContext
+from fastmcp.tools import ToolResult
+
+def peak_after(run):
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+    before = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmRSS:"))
+    out = run()
+    after = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:"))
+    return out, (after - before) * 1024
+
+text = "line 0000000001 of output\\n" * (100_000_000 // 26)
+# As fastmcp returns a str: the text block and structuredContent's `result`.
+result = {"content": [{"type": "text", "text": text}], "structuredContent": {"result": text}}
+inner = ToolResult(
+    content=[mcp_types.TextContent(type="text", text=text)], structured_content={"result": text}
+)
+context = MiddlewareContext(
+    message=mcp_types.CallToolRequestParams(name="t", arguments={}), method="tools/call"
+)
+wrapped = {"type": "object", "properties": {"result": {"type": "string"}}, "required": ["result"]}
+
+async def call_next(context):
+    return inner
+
+(cut, _), native = peak_after(lambda: Limit(1_000_000).limit("t", result, wrapped))
+limited, middleware = peak_after(lambda: asyncio.run(Backstop()(context, call_next)))
+assert limited is not inner and cut["structuredContent"]["result"].endswith("output\\n")
+print(native, middleware)
+"""
+
+
+@pytest.mark.skipif(not os.access("/proc/self/clear_refs", os.W_OK), reason="Linux's peak RSS reset")
+def test_l13_a_100_mb_str_is_cut_without_a_copy() -> None:
+    """L13, A4: an ASCII ``str`` reaches Rust without a copy (CPython keeps it as UTF-8),
+    so cutting a 100 MB one — as a fastmcp tool returns it, the text block and
+    ``structuredContent.result`` — at a 1 MB cap raises the peak RSS by a few MiB, not by
+    100 MB, natively and through the middleware (measured: +4 MiB and +1.4 MiB; copying
+    the strings as the binding did before: +380 MiB)."""
+    out = subprocess.run(
+        [sys.executable, "-c", _PEAK_RSS_SCRIPT], capture_output=True, text=True, check=True
+    ).stdout
+    native, middleware = (int(n) for n in out.split())
+    assert native < 32 * 2**20, f"the native limit grew the peak by {native / 2**20:.0f} MiB"
+    assert middleware < 32 * 2**20, f"the middleware grew the peak by {middleware / 2**20:.0f} MiB"

@@ -28,23 +28,25 @@ def server(*args: str) -> StdioServerParameters:
 async def test_l15_official_client_accepts_the_cut_structured_result() -> None:
     """L15: the client validates `structuredContent` against the advertised schema; the
     cut value still validates, and keeps its tail."""
-    async with stdio_client(server("--backstop", "--max-bytes", str(CAP))) as (read, write):
-        async with ClientSession(read, write, read_timeout_seconds=120) as session:
-            await session.initialize()
-            tools = {tool.name: tool for tool in (await session.list_tools()).tools}
-            assert tools["build_report"].output_schema is not None  # the schema is kept
-            result = await session.call_tool("build_report", {"lines": 5000})
-            assert result.is_error is not True
-            assert result.structured_content["log"].endswith("BUILD DONE")
-            assert result.structured_content["summary"] == "build finished: 0 errors"
+    async with (
+        stdio_client(server("--backstop", "--max-bytes", str(CAP))) as (read, write),
+        ClientSession(read, write, read_timeout_seconds=120) as session,
+    ):
+        await session.initialize()
+        tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+        assert tools["build_report"].output_schema is not None  # the schema is kept
+        result = await session.call_tool("build_report", {"lines": 5000})
+        assert result.is_error is not True
+        assert result.structured_content["log"].endswith("BUILD DONE")
+        assert result.structured_content["summary"] == "build finished: 0 errors"
 
-            failed = await session.call_tool("fail_expected_with_suggestion", {})
-            assert failed.is_error is True
-            assert failed.meta["suggestion"] == "Call list_panes to discover valid pane ids."
-            assert failed.content[0].text.endswith("\nCall list_panes to discover valid pane ids.")
+        failed = await session.call_tool("fail_expected_with_suggestion", {})
+        assert failed.is_error is True
+        assert failed.meta["suggestion"] == "Call list_panes to discover valid pane ids."
+        assert failed.content[0].text.endswith("\nCall list_panes to discover valid pane ids.")
 
-            big = await session.call_tool("big", {"lines": 5000})
-            assert big.content[0].text.endswith("PROMPT $")
+        big = await session.call_tool("big", {"lines": 5000})
+        assert big.content[0].text.endswith("PROMPT $")
 
 
 def raw_calls(calls: list[tuple[str, dict]], *args: str) -> list[dict]:
@@ -68,7 +70,12 @@ def raw_calls(calls: list[tuple[str, dict]], *args: str) -> list[dict]:
             lines.append({"jsonrpc": "2.0", "id": n, "method": name, "params": arguments})
             continue
         lines.append(
-            {"jsonrpc": "2.0", "id": n, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+            {
+                "jsonrpc": "2.0",
+                "id": n,
+                "method": "tools/call",
+                "params": {"name": name, "arguments": arguments},
+            }
         )
     proc = subprocess.Popen(
         [sys.executable, PROBE, *args],

@@ -14,7 +14,7 @@ import logging
 import re
 from typing import Any
 
-__all__ = ["describe", "is_argument_validation", "pydantic_errors"]
+__all__ = ["declared_log_level", "describe", "is_argument_validation", "pydantic_errors"]
 
 #: fastmcp wraps a handler's exception in one of these, raised from it, with a message
 #: ``Error calling tool 'name': <message>`` (``Error reading resource 'uri': …``, …), or
@@ -91,9 +91,12 @@ def is_argument_validation(exc: BaseException) -> BaseException | None:
         title = str(getattr(exc, "title", ""))
         about_arguments = title.startswith("call[") or title.endswith("Arguments")
         return exc if about_arguments else None
-    if type(exc).__name__ == "ValidationError" and exc.__cause__ is not None:
-        if _is_pydantic_validation_error(exc.__cause__):
-            return exc.__cause__
+    if (
+        type(exc).__name__ == "ValidationError"
+        and exc.__cause__ is not None
+        and _is_pydantic_validation_error(exc.__cause__)
+    ):
+        return exc.__cause__
     return None
 
 
@@ -127,18 +130,21 @@ def pydantic_errors(error: BaseException) -> list[dict[str, Any]]:
     return out
 
 
-def _declared_level(exc: BaseException) -> str | None:
-    """The failure's own log level (G1), by name.
+def declared_log_level(exc: BaseException) -> int | None:
+    """The failure's own log level (G1) as a :mod:`logging` level number: its
+    ``log_level`` attribute, a number or a level's name.
 
-    Every fastmcp error carries ``log_level``, ERROR by default: ERROR is not taken as a
-    declaration, so an expected failure that declares nothing logs at WARNING.
+    Every fastmcp error carries ``log_level``, the number ERROR by default: that is not
+    taken as a declaration, so an expected failure that declares nothing logs at WARNING.
     """
     level = getattr(exc, "log_level", None)
-    if isinstance(level, int) and not isinstance(level, bool) and level != logging.ERROR:
-        name = logging.getLevelName(level)
-        return name if isinstance(name, str) else None
+    if isinstance(level, bool):
+        return None
+    if isinstance(level, int):
+        return None if level == logging.ERROR else level
     if isinstance(level, str):
-        return level
+        number = logging.getLevelName(level.upper())
+        return number if isinstance(number, int) else None
     return None
 
 
@@ -154,8 +160,9 @@ def describe(exc: BaseException, tool: str | None = None) -> dict[str, Any]:
 
     Either ``{"validation": [...]}`` for a rejected argument set, or the exception's
     facts: ``type_name``, ``ancestors``, ``message``, ``causes``, ``expected``,
-    ``suggestion``, ``level``, ``meta`` (a ``meta`` dict attribute: its own ``_meta``
-    keys, E7).
+    ``suggestion``, ``level`` (its declared level's name, for the core), ``log_level``
+    (the same as a :mod:`logging` number, which the middleware logs at: G1), ``meta`` (a
+    ``meta`` dict attribute: its own ``_meta`` keys, E7).
     """
     exc, masked, body = unwrap(exc, tool)
     validation = None if body else is_argument_validation(exc)
@@ -164,6 +171,7 @@ def describe(exc: BaseException, tool: str | None = None) -> dict[str, Any]:
     cause = _cause(exc)
     suggestion = getattr(exc, "suggestion", None)
     meta = getattr(exc, "meta", None)
+    level = declared_log_level(exc)
     return {
         "type_name": type(exc).__name__,
         "ancestors": [cls.__name__ for cls in type(exc).__mro__],
@@ -171,7 +179,8 @@ def describe(exc: BaseException, tool: str | None = None) -> dict[str, Any]:
         "causes": [type(cause).__name__] if cause is not None else [],
         "expected": _is_expected(exc),
         "suggestion": suggestion if isinstance(suggestion, str) and suggestion else None,
-        "level": _declared_level(exc),
+        "level": logging.getLevelName(level) if level is not None else None,
+        "log_level": level,
         "meta": _jsonable_meta(meta),
     }
 

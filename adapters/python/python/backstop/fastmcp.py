@@ -21,6 +21,7 @@ For a drop-in replacement of libtmux-mcp's pair, :class:`ToolErrorResultMiddlewa
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -41,6 +42,7 @@ except ImportError:  # pragma: no cover - every fastmcp 4.x has it
 __all__ = [
     "Backstop",
     "ErrorCallback",
+    "FastMCPErrorCallback",
     "TailPreservingResponseLimitingMiddleware",
     "ToolErrorResultMiddleware",
 ]
@@ -49,6 +51,13 @@ logger = logging.getLogger("backstop")
 
 #: ``on_error(record, exception)``: sees each converted failure's log record (G3).
 ErrorCallback = Callable[[dict[str, Any], BaseException], None]
+
+#: ``error_callback(exception, context)``: fastmcp's ``ErrorHandlingMiddleware`` callback,
+#: which the reference pair's ``ToolErrorResultMiddleware`` inherits (G3).
+FastMCPErrorCallback = Callable[[Exception, MiddlewareContext[Any]], None]
+
+#: What :class:`_Core` calls for each converted failure: its record, exception, context.
+_Notify = Callable[[dict[str, Any], BaseException, MiddlewareContext[Any]], None]
 
 #: How many distinct ``<error_type>:<method>`` keys are counted before new ones go to
 #: ``error_counts_overflow`` (method names come from clients).
@@ -72,12 +81,19 @@ def _jsonable(value: Any) -> Any:
     return pydantic_core.to_jsonable_python(value, fallback=str)
 
 
+#: The fields of a text block that holds nothing but its text.
+_PLAIN_TEXT_FIELDS = frozenset({"type", "text"})
+
+
 def _result_dict(result: ToolResult) -> dict[str, Any]:
     """A fastmcp ``ToolResult`` with MCP's wire names; text is referenced, not copied."""
     content: list[Any] = []
     for block in result.content:
         if isinstance(block, mcp_types.TextContent):
-            entry = block.model_dump(by_alias=True, exclude_none=True, exclude={"text"}, mode="json")
+            if block.model_fields_set <= _PLAIN_TEXT_FIELDS:  # most blocks: no dump needed
+                entry = {"type": "text"}
+            else:
+                entry = block.model_dump(by_alias=True, exclude_none=True, exclude={"text"}, mode="json")
             entry["text"] = block.text
             content.append(entry)
         else:
@@ -127,16 +143,24 @@ def _request_meta(message: Any) -> dict[str, Any]:
     return dumped if isinstance(dumped, dict) else {}
 
 
+def _client_params(context: MiddlewareContext[Any]) -> Any:
+    """The session's ``initialize`` parameters, or None (no session: an in-process call)."""
+    ctx = context.fastmcp_context
+    if ctx is None:
+        return None
+    try:
+        return ctx.session.client_params
+    except Exception:
+        return None
+
+
 def _client(context: MiddlewareContext[Any]) -> dict[str, str] | None:
     """The client's name and version (R2): the handshake's, else the request's ``_meta``."""
-    ctx = context.fastmcp_context
-    try:
-        params = ctx.session.client_params if ctx is not None else None  # type: ignore[union-attr]
-        info = getattr(params, "clientInfo", None) or getattr(params, "client_info", None)
-        if info is not None and getattr(info, "name", None):
-            return {"name": str(info.name), "version": str(getattr(info, "version", ""))}
-    except Exception:  # no session (in-process calls): fall back to the request
-        pass
+    params = _client_params(context)
+    # The SDK's field name first: a missing attribute of a pydantic model costs an exception.
+    info = getattr(params, "client_info", None) or getattr(params, "clientInfo", None)
+    if info is not None and getattr(info, "name", None):
+        return {"name": str(info.name), "version": str(getattr(info, "version", ""))}
     info = _request_meta(context.message).get(_CLIENT_INFO_META)
     if isinstance(info, dict) and isinstance(info.get("name"), str):
         return {"name": info["name"], "version": str(info.get("version", ""))}
@@ -145,14 +169,10 @@ def _client(context: MiddlewareContext[Any]) -> dict[str, str] | None:
 
 def _revision(context: MiddlewareContext[Any]) -> str | None:
     """The session's protocol revision (R3): the handshake's, else the request's ``_meta``."""
-    ctx = context.fastmcp_context
-    try:
-        params = ctx.session.client_params if ctx is not None else None  # type: ignore[union-attr]
-        version = getattr(params, "protocolVersion", None) or getattr(params, "protocol_version", None)
-        if isinstance(version, str):
-            return version
-    except Exception:
-        pass
+    params = _client_params(context)
+    version = getattr(params, "protocol_version", None) or getattr(params, "protocolVersion", None)
+    if isinstance(version, str):
+        return version
     version = _request_meta(context.message).get(_PROTOCOL_VERSION_META)
     return version if isinstance(version, str) else None
 
@@ -163,28 +183,113 @@ _SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
 #: The first revision whose results carry ``resultType`` and the identity stamp.
 _STATELESS_REVISION = "2026-07-28"
 
+#: The server properties the SDK's identity stamp is made of, as ``Implementation`` names them.
+_IDENTITY_FIELDS = ("name", "version", "title", "description", "website_url", "icons")
+
 
 def _server_info(context: MiddlewareContext[Any]) -> dict[str, Any] | None:
     """The server's identity as the SDK stamps it, from fastmcp's public properties."""
     server = getattr(context.fastmcp_context, "fastmcp", None)
     if server is None:
         return None
-    fields = {
-        key: getattr(server, attr, None)
-        for key, attr in [
-            ("name", "name"),
-            ("version", "version"),
-            ("title", "title"),
-            ("description", "description"),
-            ("website_url", "website_url"),
-            ("icons", "icons"),
-        ]
-    }
+    fields = tuple(getattr(server, attr, None) for attr in _IDENTITY_FIELDS)
+    if fields[-1]:  # icons: a list of models, not hashable, so not cached
+        stamp = _identity_stamp(fields)
+    else:
+        try:
+            stamp = _cached_identity_stamp(fields[:-1])
+        except TypeError:  # a property that cannot be a cache key
+            stamp = _identity_stamp(fields)
+    return dict(stamp) if stamp is not None else None
+
+
+def _identity_stamp(fields: tuple[Any, ...]) -> dict[str, Any] | None:
+    """The ``Implementation`` of these property values as JSON data (None: not valid)."""
     try:
-        info = mcp_types.Implementation(**{k: v for k, v in fields.items() if v not in (None, [], "")})
+        info = mcp_types.Implementation(
+            **{k: v for k, v in zip(_IDENTITY_FIELDS, fields) if v not in (None, [], "")}
+        )
     except Exception:
         return None
     return info.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+
+@functools.lru_cache(maxsize=16)
+def _cached_identity_stamp(fields: tuple[Any, ...]) -> dict[str, Any] | None:
+    """:func:`_identity_stamp` of a server without icons, made once per identity (the
+    stamp is on every result; the caller copies it)."""
+    return _identity_stamp(fields)
+
+
+#: An upper bound of the bytes of a result's JSON besides its blocks, ``structuredContent``
+#: and ``_meta``: braces, member names, ``"isError":false``, ``"resultType":"complete"``.
+_RESULT_FRAME_BYTES = 128
+
+#: An upper bound of the bytes of a plain text block besides its text:
+#: ``{"type":"text","text":""}`` and a comma.
+_TEXT_BLOCK_FRAME_BYTES = 32
+
+#: The most bytes one character of a string takes on the wire: ``\u001b``.
+_MAX_CHAR_BYTES = 6
+
+#: The most bytes a number takes on the wire, with its separator (an ``f64`` is at most 24).
+_MAX_NUMBER_BYTES = 32
+
+
+def _spend(value: Any, budget: int) -> int:
+    """``budget`` less an upper bound of ``value``'s wire size with its separator;
+    negative as soon as it is spent (the rest of ``value`` is then not read), and for
+    anything that is not plain JSON data (a model, a date: measured exactly instead)."""
+    if isinstance(value, str):
+        return budget - (_MAX_CHAR_BYTES * len(value) + 3)
+    if value is None or isinstance(value, bool):
+        return budget - 6
+    if isinstance(value, (int, float)):
+        return budget - _MAX_NUMBER_BYTES
+    if isinstance(value, dict):
+        budget -= 2
+        for key, item in value.items():
+            if not isinstance(key, str):
+                return -1
+            budget = _spend(item, _spend(key, budget))
+            if budget < 0:
+                return budget
+        return budget
+    if isinstance(value, (list, tuple)):
+        budget -= 2
+        for item in value:
+            budget = _spend(item, budget)
+            if budget < 0:
+                return budget
+        return budget
+    return -1
+
+
+def surely_fits(result: ToolResult, max_bytes: int, stamp: dict[str, Any] | None) -> bool:
+    """Whether ``result`` surely fits in ``max_bytes`` of wire size with what the SDK
+    adds after the middleware (``resultType``, the identity ``stamp``): an upper bound,
+    cheap where the exact size is not — it reads no text, and stops as soon as the cap
+    is spent — so that a small result, the common case, is sent as it is (L2) without
+    a round trip to the core. False says nothing: then the result is measured exactly.
+
+    The bound: every character at most 6 bytes (``\u001b``), every number 32, and the
+    JSON around them at most what :data:`_RESULT_FRAME_BYTES`,
+    :data:`_TEXT_BLOCK_FRAME_BYTES` and :func:`_spend` count.
+    """
+    budget = max_bytes - _RESULT_FRAME_BYTES
+    for block in result.content:
+        if not isinstance(block, mcp_types.TextContent) or not block.model_fields_set <= _PLAIN_TEXT_FIELDS:
+            return False
+        budget -= _MAX_CHAR_BYTES * len(block.text) + _TEXT_BLOCK_FRAME_BYTES
+        if budget < 0:
+            return False
+    stamp_meta = {_SERVER_INFO_META: stamp} if stamp is not None else None
+    for value in (result.structured_content, result.meta, stamp_meta):
+        if value is not None:
+            budget = _spend(value, budget)
+            if budget < 0:
+                return False
+    return True
 
 
 def _wire_additions(context: MiddlewareContext[Any], data: dict[str, Any]) -> bool:
@@ -213,19 +318,28 @@ def _wire_additions(context: MiddlewareContext[Any], data: dict[str, Any]) -> bo
 class _Core:
     """What the two halves share: the logging and counting of failures (G1–G3)."""
 
-    def __init__(self, on_error: ErrorCallback | None, log: logging.Logger | None) -> None:
-        self.on_error = on_error
+    def __init__(self, notify: _Notify | None, log: logging.Logger | None) -> None:
+        self.notify = notify
         self.logger = log or logger
         self.error_counts: dict[str, int] = {}
         self.error_counts_overflow = 0
 
-    def record(self, record: dict[str, Any], exc: BaseException) -> None:
+    def record(
+        self,
+        record: dict[str, Any],
+        exc: BaseException,
+        context: MiddlewareContext[Any],
+        log_level: int | None = None,
+    ) -> None:
+        """Count, log and report one converted failure (G1–G3): logged at ``log_level``,
+        the failure's own level as a number (any, CRITICAL or a custom one included),
+        else at the level the core chose."""
         key = record["count_key"]
         if key in self.error_counts or len(self.error_counts) < MAX_COUNT_KEYS:
             self.error_counts[key] = self.error_counts.get(key, 0) + 1
         else:
             self.error_counts_overflow += 1
-        level = _LEVELS.get(record["level"], logging.ERROR)
+        level = log_level if log_level is not None else _LEVELS.get(record["level"], logging.ERROR)
         self.logger.log(
             level,
             "%s failed: %s: %s",
@@ -239,9 +353,9 @@ class _Core:
                 "backstop_expected": record["expected"],
             },
         )
-        if self.on_error is not None:
+        if self.notify is not None:
             try:
-                self.on_error(record, exc)
+                self.notify(record, exc, context)
             except Exception:  # G3: a failing callback is logged, never propagated
                 self.logger.exception("backstop on_error callback failed")
 
@@ -254,6 +368,7 @@ class _ToolCatalog:
         self.output_schemas: dict[str, Any] = {}
 
     def learn(self, tools: Iterable[Any]) -> None:
+        """Remember the input and output schemas of ``tools`` (fastmcp ``Tool`` objects)."""
         for tool in tools:
             name = getattr(tool, "name", None)
             if not isinstance(name, str):
@@ -262,6 +377,7 @@ class _ToolCatalog:
             self.output_schemas[name] = getattr(tool, "output_schema", None)
 
     async def ensure(self, context: MiddlewareContext[Any], name: str) -> None:
+        """Learn tool ``name``'s schemas from the server, unless they are known."""
         if name in self.input_schemas:
             return
         server = getattr(context.fastmcp_context, "fastmcp", None)
@@ -275,24 +391,23 @@ class _ToolCatalog:
             self.learn([tool])
 
     async def names(self, context: MiddlewareContext[Any]) -> list[str]:
+        """The names of the server's tools (for E8's did-you-mean): listed from the
+        server without running its middleware, else the names learnt so far."""
         server = getattr(context.fastmcp_context, "fastmcp", None)
         if server is not None:
             try:
                 tools = await server.list_tools(run_middleware=False)
+            except Exception:
+                logger.debug("backstop could not list the tools", exc_info=True)
+            else:
                 self.learn(tools)
                 return [tool.name for tool in tools]
-            except Exception:
-                pass
         return list(self.input_schemas)
 
 
 def _is_unknown_tool(exc: BaseException, name: str) -> bool:
     """fastmcp's own "no such tool" error (E8): ``NotFoundError("Unknown tool: 'x'")``."""
-    return (
-        type(exc).__name__ == "NotFoundError"
-        and str(exc).startswith("Unknown tool:")
-        and name in str(exc)
-    )
+    return type(exc).__name__ == "NotFoundError" and str(exc).startswith("Unknown tool:") and name in str(exc)
 
 
 def _protocol_error(error: dict[str, Any]) -> Exception:
@@ -319,8 +434,10 @@ class ToolErrorResultMiddleware(_ListingMiddleware):
     errors become JSON-RPC errors mapped by family (P1, P2) when ``transform_errors``.
 
     The constructor takes the arguments of libtmux-mcp's class of the same name (and of
-    fastmcp's ``ErrorHandlingMiddleware``): replacing it is a one-line import change.
-    :class:`Backstop` is this and the limiter in one.
+    fastmcp's ``ErrorHandlingMiddleware``), with their meaning: ``error_callback`` is
+    called as ``error_callback(exception, context)`` for each converted failure.
+    Replacing it is a one-line import change. :class:`Backstop` is this and the limiter
+    in one.
 
     Attributes:
         error_counts: converted failures per ``<error_type>:<method>`` (G3).
@@ -330,10 +447,17 @@ class ToolErrorResultMiddleware(_ListingMiddleware):
         self,
         logger: logging.Logger | None = None,
         include_traceback: bool = False,
-        error_callback: ErrorCallback | None = None,
+        error_callback: FastMCPErrorCallback | None = None,
         transform_errors: bool = True,
     ) -> None:
-        self._core = _Core(error_callback, logger)
+        notify: _Notify | None = None
+        if error_callback is not None:
+
+            def notify(record: dict[str, Any], exc: BaseException, context: MiddlewareContext[Any]) -> None:
+                error_callback(exc, context)  # type: ignore[arg-type]
+
+        self._core = _Core(notify, logger)
+        self.error_callback = error_callback
         self.include_traceback = include_traceback
         self.transform_errors = transform_errors
         self._catalog = _ToolCatalog()
@@ -342,6 +466,10 @@ class ToolErrorResultMiddleware(_ListingMiddleware):
     def error_counts(self) -> dict[str, int]:
         """Converted failures per ``<error_type>:<method>`` (G3)."""
         return self._core.error_counts
+
+    def get_error_stats(self) -> dict[str, int]:
+        """A copy of :attr:`error_counts`, as fastmcp's ``ErrorHandlingMiddleware`` names it."""
+        return dict(self._core.error_counts)
 
     async def on_call_tool(
         self,
@@ -373,7 +501,7 @@ class ToolErrorResultMiddleware(_ListingMiddleware):
             error, record = _core.request_error(
                 failure, method, _revision(context), str(uri) if uri is not None else None
             )
-            self._core.record(record, exc)
+            self._core.record(record, exc, context, failure.get("log_level"))
             raise _protocol_error(error) from exc
 
     async def _convert(self, context: MiddlewareContext[Any], exc: Exception) -> ToolResult:
@@ -389,11 +517,23 @@ class ToolErrorResultMiddleware(_ListingMiddleware):
             "input_schema": _jsonable(self._catalog.input_schemas.get(name)),
             "client": _client(context),
         }
-        result, record = _core.tool_error(describe(exc, name), call)
-        self._core.record(record, exc)
+        failure = describe(exc, name)
+        result, record = _core.tool_error(failure, call)
+        self._core.record(record, exc, context, failure.get("log_level"))
         if self.include_traceback:
             self._core.logger.debug("traceback of %s", name, exc_info=exc)
         return _tool_result(result)
+
+
+def _tool_names(tools: Iterable[str] | None) -> list[str] | None:
+    """The tool names a limit applies to (L1), from any iterable of names (a list, as
+    fastmcp and the reference take them, or a set); a bare string is refused, since
+    its letters are not names."""
+    if tools is None:
+        return None
+    if isinstance(tools, str):
+        raise TypeError("tools must be a collection of tool names, not a str")
+    return [str(name) for name in tools]
 
 
 class TailPreservingResponseLimitingMiddleware(_ListingMiddleware):
@@ -414,16 +554,17 @@ class TailPreservingResponseLimitingMiddleware(_ListingMiddleware):
         self,
         *,
         max_size: int = 1_000_000,
-        tools: list[str] | None = None,
+        tools: Iterable[str] | None = None,
         line_align: bool = True,
         truncation_suffix: str | None = None,
     ) -> None:
         # truncation_suffix is accepted for fastmcp's signature; the cut is announced by
         # a header line instead (L3).
         del truncation_suffix
-        self._limit = _core.Limit(max_size, tools, line_align)
+        names = _tool_names(tools)
+        self._limit = _core.Limit(max_size, names, line_align)
         self.max_size = max_size
-        self.tools = set(tools) if tools is not None else None
+        self.tools = set(names) if names is not None else None
         self.truncations = 0
         self._catalog = _ToolCatalog()
 
@@ -443,6 +584,8 @@ class TailPreservingResponseLimitingMiddleware(_ListingMiddleware):
         name = context.message.name
         if not self._limit.applies_to(name):
             return result
+        if surely_fits(result, self._limit.max_bytes, _server_info(context)):
+            return result  # L2, without measuring it exactly
         await self._catalog.ensure(context, name)
         data = _result_dict(result)
         stamped = _wire_additions(context, data)
@@ -492,12 +635,18 @@ class Backstop(Middleware):
     def __init__(
         self,
         max_bytes: int = 1_000_000,
-        tools: list[str] | None = None,
+        tools: Iterable[str] | None = None,
         line_align: bool = True,
         strict: bool = False,
         on_error: ErrorCallback | None = None,
     ) -> None:
-        self.errors = ToolErrorResultMiddleware(error_callback=on_error)
+        self.errors = ToolErrorResultMiddleware()
+        if on_error is not None:
+
+            def notify(record: dict[str, Any], exc: BaseException, context: MiddlewareContext[Any]) -> None:
+                on_error(record, exc)
+
+            self.errors._core.notify = notify
         self.limiter = TailPreservingResponseLimitingMiddleware(
             max_size=max_bytes, tools=tools, line_align=line_align
         )
