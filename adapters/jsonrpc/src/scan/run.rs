@@ -127,8 +127,9 @@ fn common_escape(escape: [u8; ESCAPE_READ]) -> Option<(usize, usize, bool)> {
     let [_, kind, _, _, high, low, _, _] = word.to_le_bytes();
     let unicode = kind == b'u';
     // `\u0000` to `\u007f` (`\u00` and an octal then a hex digit): one byte.
-    let ascii_unit = (word >> 16) & 0x00F8_FFFF == 0x0030_3030 && HEX[usize::from(low)];
-    if !(TWO_BYTE[usize::from(kind)] | (unicode & ascii_unit)) {
+    let ascii_unit = ((word >> 16) & 0x00F8_FFFF == 0x0030_3030) & HEX[usize::from(low)];
+    // One branch, taken only for an escape that is not common.
+    if u8::from(TWO_BYTE[usize::from(kind)]) | (u8::from(unicode) & u8::from(ascii_unit)) == 0 {
         return None;
     }
     let printable = unicode & (high >= b'2') & !((high == b'7') & (low | 0x20 == b'f'));
