@@ -14,6 +14,7 @@
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom, Write};
+use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 
 /// Bytes held in memory before they go to a temporary file.
 ///
@@ -115,6 +116,126 @@ impl HeldBytes {
     }
 }
 
+/// [`HeldBytes`] written by a thread of their own, for a caller that scans what it
+/// holds: holding costs it a copy into a pooled buffer, not a write to the temporary
+/// file, so that a long line's scan and the write of its bytes run at once on two
+/// cores (B3). What is in flight is bounded: [`IN_FLIGHT_BUFFERS`] buffers of
+/// [`BUFFER_BYTES`], and the caller waits when all are taken.
+///
+/// ```
+/// use backstop_jsonrpc::held::HeldInBackground;
+/// let mut held = HeldInBackground::new();
+/// held.hold(b"abc");
+/// held.hold(b"def");
+/// assert_eq!(held.take().read_whole(), b"abcdef");
+/// held.hold(b"gone");
+/// held.discard();
+/// assert!(held.take().is_empty());
+/// ```
+#[derive(Debug)]
+pub struct HeldInBackground {
+    commands: SyncSender<Command>,
+    /// Buffers the writer has emptied, to be filled again.
+    spare: Receiver<Vec<u8>>,
+    /// The buffer being filled.
+    filling: Vec<u8>,
+}
+
+/// The bytes of one buffer handed to the writer.
+pub const BUFFER_BYTES: usize = 256 << 10;
+
+/// The most buffers on their way to the writer at once.
+pub const IN_FLIGHT_BUFFERS: usize = 8;
+
+#[derive(Debug)]
+enum Command {
+    Hold(Vec<u8>),
+    Take(Sender<HeldBytes>),
+    Discard,
+}
+
+impl Default for HeldInBackground {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl HeldInBackground {
+    /// Held bytes with a writer thread of their own (it ends when they are dropped).
+    pub fn new() -> Self {
+        let (commands, received) = mpsc::sync_channel::<Command>(IN_FLIGHT_BUFFERS);
+        let (emptied, spare) = mpsc::channel();
+        std::thread::spawn(move || {
+            let mut held = HeldBytes::default();
+            for command in received {
+                match command {
+                    Command::Hold(mut buffer) => {
+                        held.hold(&buffer);
+                        buffer.clear();
+                        let _ = emptied.send(buffer);
+                    }
+                    Command::Take(answer) => {
+                        let _ = answer.send(held.take());
+                    }
+                    // Dropped here: closing a big temporary file takes time too.
+                    Command::Discard => held = HeldBytes::default(),
+                }
+            }
+        });
+        Self {
+            commands,
+            spare,
+            filling: Vec::new(),
+        }
+    }
+
+    /// Keep `bytes` after those kept before.
+    pub fn hold(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            if self.filling.capacity() == 0 {
+                self.filling = self
+                    .spare
+                    .try_recv()
+                    .unwrap_or_else(|_| Vec::with_capacity(BUFFER_BYTES));
+            }
+            let room = BUFFER_BYTES.saturating_sub(self.filling.len()).max(1);
+            let (now, rest) = bytes.split_at(room.min(bytes.len()));
+            self.filling.extend_from_slice(now);
+            bytes = rest;
+            if self.filling.len() >= BUFFER_BYTES {
+                self.hand_over();
+            }
+        }
+    }
+
+    /// Everything held, in order; nothing is held here after.
+    pub fn take(&mut self) -> HeldBytes {
+        self.hand_over();
+        let (answer, taken) = mpsc::channel();
+        self.send(Command::Take(answer));
+        taken.recv().unwrap_or_default()
+    }
+
+    /// Forget everything held.
+    pub fn discard(&mut self) {
+        self.filling.clear();
+        self.send(Command::Discard);
+    }
+
+    /// Send the buffer being filled to the writer.
+    fn hand_over(&mut self) {
+        if !self.filling.is_empty() {
+            let buffer = std::mem::take(&mut self.filling);
+            self.send(Command::Hold(buffer));
+        }
+    }
+
+    fn send(&self, command: Command) {
+        // The writer ends only when `commands` is dropped, with `self`.
+        let _ = self.commands.send(command);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -132,5 +253,31 @@ mod tests {
         let whole = pieces.concat();
         assert_eq!(whole.len(), HOLD_IN_MEMORY_BYTES + 8);
         assert!(whole.starts_with(b"starta") && whole.ends_with(b"aend"));
+    }
+
+    #[test]
+    fn b3_bytes_held_in_the_background_come_back_in_order_past_the_memory_bound() {
+        let mut held = HeldInBackground::new();
+        let mut expected = Vec::new();
+        // Pieces of every size around a buffer's, 9 MB in all: through the file.
+        for (i, size) in [1, BUFFER_BYTES - 1, 2, BUFFER_BYTES, 3 * BUFFER_BYTES + 7]
+            .iter()
+            .cycle()
+            .take(20)
+            .enumerate()
+        {
+            let piece: Vec<u8> = (0..*size).map(|j| (i * 31 + j) as u8).collect();
+            held.hold(&piece);
+            expected.extend_from_slice(&piece);
+        }
+        let taken = held.take();
+        assert!(taken.file.is_some(), "past the memory bound: a file");
+        assert_eq!(taken.read_whole(), expected);
+        held.hold(b"next");
+        assert_eq!(
+            held.take().read_whole(),
+            b"next",
+            "nothing left from before"
+        );
     }
 }

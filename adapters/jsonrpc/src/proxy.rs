@@ -44,7 +44,7 @@ use signal_hook::iterator::Signals;
 
 use crate::Shaper;
 use crate::framing::{LineReader, write_line};
-use crate::held::HeldBytes;
+use crate::held::HeldInBackground;
 use crate::stream::{ServerStream, Sink};
 
 /// The server to run: a program and its arguments.
@@ -180,7 +180,7 @@ pub fn run(server: &ServerCommand, shaper: Shaper, log_failures: bool) -> io::Re
     spawn_listing_watchdog(Arc::clone(&shaper), Arc::clone(&out), log_failures);
     let mut sink = ClientSink {
         out: &out,
-        held: HeldBytes::default(),
+        held: HeldInBackground::new(),
         own_requests: &own_requests,
         client_gone: false,
     };
@@ -250,7 +250,7 @@ fn widen_pipe(pipe: &std::process::ChildStdout) {
 /// and the channel to the writer of the shaper's own requests.
 struct ClientSink<'a> {
     out: &'a ClientOutput,
-    held: HeldBytes,
+    held: HeldInBackground,
     own_requests: &'a Sender<Vec<u8>>,
     /// A client that went away is not a reason to stop reading the server: it would
     /// block on a full pipe. Keep draining until it exits.
@@ -287,7 +287,7 @@ impl Sink for ClientSink<'_> {
     }
 
     fn discard(&mut self) {
-        self.held = HeldBytes::default();
+        self.held.discard();
     }
 
     fn take_held(&mut self) -> Vec<u8> {
