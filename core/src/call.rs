@@ -212,10 +212,16 @@ pub const MAX_RECOGNIZED_BYTES: usize = 1 << 20;
 /// assert!(recognize_failure(&ToolResult::text("fine")).is_none());
 /// ```
 pub fn recognize_failure(result: &ToolResult) -> Option<Failure> {
+    recognize_failure_with(result, result.content.first().and_then(Content::as_text))
+}
+
+/// [`recognize_failure`] with the text of `result`'s first block given apart: `first`
+/// is that text when the first block is a text block, else `None`.
+fn recognize_failure_with(result: &ToolResult, first: Option<&str>) -> Option<Failure> {
     if !result.is_error() {
         return None;
     }
-    let text = result.content.first()?.as_text()?;
+    let text = first?;
     if text.len() > MAX_RECOGNIZED_BYTES {
         return None;
     }
@@ -432,6 +438,87 @@ pub fn shape_tool_call_in_part(
             log,
             truncation: None,
         }),
+    }
+}
+
+/// [`shape_tool_call`] for a result whose text blocks' texts are held elsewhere,
+/// borrowed (SPEC B2, L13): `texts[i]` is the text of the `i`-th text block of
+/// `shell`, whose own text there is ignored (an adapter leaves it empty). The decision
+/// is that of `shape_tool_call` on `Outcome::Result` of the shell with the texts put in
+/// ([`ToolResult::with_texts`]); the texts are not copied, so an adapter that holds a
+/// tool's 100 MB text pays for the kept tail only ([`Limit::truncate_texts`]).
+///
+/// The texts are put in only where the decision needs the whole result: an `isError`
+/// result whose texts quote a rejected input (V3, redacted), or a result that
+/// [`Limit::truncate_texts`] cuts whole (one with `structuredContent`, L15). A
+/// recognised failure (V1–V5, [`recognize_failure`]) needs only its first text.
+///
+/// In the returned [`Shaped`], a response with neither a log record nor a truncation
+/// means "send the result as it came": the result in it may be the shell.
+///
+/// ```
+/// use backstop_core::call::{ToolCatalog, shape_tool_call_texts};
+/// use backstop_core::{CallContext, Content, Limit, ToolResult};
+/// let scrollback = "line of output\n".repeat(100_000) + "PROMPT $";
+/// let shell = || ToolResult { content: vec![Content::text("")], ..ToolResult::default() };
+/// let (catalog, call) = (ToolCatalog::new(), CallContext::new("capture_pane"));
+/// let limit = Limit::new(1_000).unwrap();
+/// let shaped = shape_tool_call_texts(&catalog, &call, shell(), &[&scrollback], &limit);
+/// let text = shaped.response.unwrap().content[0].as_text().unwrap().to_owned();
+/// assert!(text.starts_with("[... truncated ") && text.ends_with("PROMPT $"));
+/// assert_eq!(shaped.truncation.unwrap().original_bytes, scrollback.len());
+/// // Under the cap: nothing to do, the result goes as it came.
+/// let shaped = shape_tool_call_texts(&catalog, &call, shell(), &["PROMPT $"], &limit);
+/// assert!(shaped.log.is_none() && shaped.truncation.is_none());
+/// ```
+pub fn shape_tool_call_texts(
+    catalog: &ToolCatalog,
+    call: &CallContext,
+    shell: ToolResult,
+    texts: &[&str],
+    limit: &Limit,
+) -> Shaped {
+    let whole = |shell: ToolResult| {
+        let result = shell.with_texts(texts);
+        shape_tool_call(catalog, call, Outcome::Result(result), limit)
+    };
+    if !crate::limit::texts_apart(&shell, texts) {
+        return whole(shell);
+    }
+    if shell.is_error() {
+        if let Err(error) = catalog.check(&call.tool) {
+            return Shaped {
+                response: Err(error),
+                log: None,
+                truncation: None,
+            };
+        }
+        let first = shell.content.first().and_then(Content::as_text);
+        if let Some(failure) = recognize_failure_with(&shell, first.and(texts.first().copied())) {
+            return shape_tool_call(catalog, call, Outcome::Failure(failure), limit);
+        }
+        if texts
+            .iter()
+            .any(|text| matches!(redact_input_values(text), Cow::Owned(_)))
+        {
+            return whole(shell);
+        }
+    }
+    let limited = match limit.applies_to(&call.tool) {
+        true => limit.truncate_texts(&shell, texts, catalog.output_schema(&call.tool)),
+        false => None,
+    };
+    match limited {
+        Some(limited) => Shaped {
+            response: Ok(limited.result),
+            log: None,
+            truncation: limited.truncation,
+        },
+        None => Shaped {
+            response: Ok(shell),
+            log: None,
+            truncation: None,
+        },
     }
 }
 

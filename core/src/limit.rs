@@ -710,23 +710,11 @@ impl Limit {
         texts: &[&str],
         output_schema: Option<&Value>,
     ) -> Option<Limited> {
-        let blocks = result
-            .content
-            .iter()
-            .filter(|c| c.as_text().is_some())
-            .count();
-        if result.structured_content.is_some() || blocks == 0 || blocks != texts.len() {
-            let mut whole = result.clone();
-            let mut given = texts.iter();
-            for block in &mut whole.content {
-                if let Content::Text(block) = block
-                    && let Some(text) = given.next()
-                {
-                    block.text = (*text).to_owned();
-                }
-            }
+        if !texts_apart(result, texts) {
+            let whole = result.clone().with_texts(texts);
             return self.truncate_with_schema(&whole, output_schema);
         }
+        let blocks = texts.len();
         if !result.is_complete() {
             return None;
         }
@@ -763,6 +751,19 @@ impl Limit {
                 .unwrap_or_else(|| cutter.header_only()),
         )
     }
+}
+
+/// Whether [`Limit::truncate_texts`] decides on `result` with `texts` held apart: it
+/// has no `structuredContent` (whose cut reads the text blocks whole, L15), and
+/// `texts` are the texts of its text blocks, at least one. Otherwise the texts are
+/// put in ([`ToolResult::with_texts`]) and the whole result decided on.
+pub(crate) fn texts_apart(result: &ToolResult, texts: &[&str]) -> bool {
+    let blocks = result
+        .content
+        .iter()
+        .filter(|c| c.as_text().is_some())
+        .count();
+    result.structured_content.is_none() && blocks > 0 && blocks == texts.len()
 }
 
 /// The header line of a cut (L3).

@@ -319,6 +319,32 @@ impl ToolResult {
         Value::Object(map)
     }
 
+    /// This result with the texts of its text blocks replaced by `texts`, in order:
+    /// `texts[i]` becomes the text of the `i`-th text block. Puts back together a
+    /// result an adapter handed over as a shell (text blocks left empty) and the texts
+    /// it holds elsewhere, as [`Limit::truncate_texts`](crate::Limit::truncate_texts)
+    /// and [`shape_tool_call_texts`](crate::call::shape_tool_call_texts) take them.
+    /// Text blocks beyond `texts` keep their own text; texts beyond the blocks are
+    /// ignored.
+    ///
+    /// ```
+    /// use backstop_core::{Content, ToolResult};
+    /// let shell = ToolResult { content: vec![Content::text(""), Content::text("")], ..ToolResult::default() };
+    /// let whole = shell.with_texts(&["first", "second"]);
+    /// assert_eq!(whole.content[1].as_text(), Some("second"));
+    /// ```
+    pub fn with_texts(mut self, texts: &[&str]) -> Self {
+        let mut given = texts.iter();
+        for block in &mut self.content {
+            if let Content::Text(block) = block
+                && let Some(text) = given.next()
+            {
+                (*text).clone_into(&mut block.text);
+            }
+        }
+        self
+    }
+
     /// The wire size of this result (SPEC "Words"), or `None` if it is over `limit`.
     ///
     /// Counting stops as soon as the count passes `limit`, so the cost is bounded by

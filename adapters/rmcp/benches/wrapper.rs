@@ -7,51 +7,21 @@
 #[path = "../examples/support/scrollback_tools.rs"]
 mod scrollback_tools;
 
+#[path = "../tests/support/big_output.rs"]
+mod big_output;
+
 use std::sync::Arc;
 use std::time::Duration;
 
 use backstop_rmcp::Backstop;
+use big_output::BigOutput;
 use criterion::{Criterion, criterion_group, criterion_main};
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, ListToolsResult,
-    PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
-};
-use rmcp::service::{RequestContext, RunningService};
-use rmcp::{ErrorData, RoleClient, RoleServer, ServerHandler, ServiceExt};
+use rmcp::model::CallToolRequestParams;
+use rmcp::service::RunningService;
+use rmcp::{RoleClient, ServerHandler, ServiceExt};
 use scrollback_tools::{ScrollbackTools, scrollback_text};
 use serde_json::json;
 use tokio::runtime::Runtime;
-
-/// A server whose one tool returns the same 10 MB of scrollback each time.
-#[derive(Clone)]
-struct TenMegabytes(Arc<String>);
-
-impl ServerHandler for TenMegabytes {
-    fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
-    }
-
-    async fn list_tools(
-        &self,
-        _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<ListToolsResult, ErrorData> {
-        let schema = json!({"type": "object", "properties": {}});
-        let schema = schema.as_object().cloned().unwrap_or_default();
-        Ok(ListToolsResult::with_all_items(vec![Tool::new(
-            "capture", "10 MB", schema,
-        )]))
-    }
-
-    async fn call_tool(
-        &self,
-        _request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let text = self.0.as_str().to_owned();
-        Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into())
-    }
-}
 
 fn connect<S: ServerHandler>(runtime: &Runtime, server: S) -> RunningService<RoleClient, ()> {
     runtime.block_on(async move {
@@ -99,7 +69,7 @@ fn capped_10mb(c: &mut Criterion) {
     let mut text = scrollback_text(500_000);
     text.truncate(10_000_000);
     text.push_str("\nPROMPT $");
-    let server = TenMegabytes(Arc::new(text));
+    let server = BigOutput(Arc::new(text));
     let bare = connect(&runtime, server.clone());
     let wrapped = connect(&runtime, Backstop::new(server));
     let call = || request("capture", json!({}));

@@ -24,33 +24,42 @@ pub(crate) fn to_error_data(error: ProtocolError) -> ErrorData {
     ErrorData::new(ErrorCode(code), Cow::Owned(error.message), error.data)
 }
 
-/// An rmcp tool result as the core's: what its JSON says. Plain text blocks are
-/// copied as they are; every other block goes through its JSON. `None` if a block
-/// cannot be written as JSON (rmcp's blocks always can).
-pub(crate) fn to_tool_result(result: &CallToolResult) -> Option<ToolResult> {
-    let content = result
-        .content
-        .iter()
-        .map(to_content)
-        .collect::<Option<Vec<_>>>()?;
-    Some(ToolResult {
+/// An rmcp tool result as the core's, its texts apart: a shell whose text blocks are
+/// empty, and the texts of those blocks in order, as
+/// [`shape_tool_call_texts`](backstop_core::call::shape_tool_call_texts) takes them
+/// (the shell with the texts put in is what the result's JSON says). Plain text
+/// blocks' texts are borrowed, not copied (SPEC B2, L13); every other block goes
+/// through its JSON. `None` if a block cannot be written as JSON (rmcp's blocks
+/// always can).
+pub(crate) fn to_tool_result_texts(
+    result: &CallToolResult,
+) -> Option<(ToolResult, Vec<Cow<'_, str>>)> {
+    let mut texts = Vec::new();
+    let mut content = Vec::with_capacity(result.content.len());
+    for block in &result.content {
+        content.push(match block {
+            ContentBlock::Text(text) if text.meta.is_none() && text.annotations.is_none() => {
+                texts.push(Cow::Borrowed(text.text.as_str()));
+                Content::text(String::new())
+            }
+            other => {
+                let mut converted = Content::from_value(serde_json::to_value(other).ok()?);
+                if let Content::Text(block) = &mut converted {
+                    texts.push(Cow::Owned(std::mem::take(&mut block.text)));
+                }
+                converted
+            }
+        });
+    }
+    let shell = ToolResult {
         content,
         structured_content: result.structured_content.clone(),
         is_error: result.is_error,
         meta: result.meta.as_ref().map(|meta| meta.0.clone()),
         result_type: result.result_type.as_ref().map(|t| t.as_str().to_owned()),
         extra: serde_json::Map::new(),
-    })
-}
-
-/// One content block as the core's.
-fn to_content(block: &ContentBlock) -> Option<Content> {
-    match block {
-        ContentBlock::Text(text) if text.meta.is_none() && text.annotations.is_none() => {
-            Some(Content::text(text.text.clone()))
-        }
-        other => serde_json::to_value(other).ok().map(Content::from_value),
-    }
+    };
+    Some((shell, texts))
 }
 
 /// The core's tool result as an rmcp one, through its JSON. Should rmcp refuse it
@@ -135,8 +144,31 @@ mod tests {
         for result in [with_meta, error, CallToolResult::success(vec![])] {
             let through_json =
                 ToolResult::from_value(serde_json::to_value(&result).unwrap()).unwrap();
-            assert_eq!(to_tool_result(&result).unwrap(), through_json, "{result:?}");
+            let (shell, texts) = to_tool_result_texts(&result).unwrap();
+            assert!(
+                shell
+                    .content
+                    .iter()
+                    .all(|b| b.as_text().is_none_or(str::is_empty))
+            );
+            let texts: Vec<&str> = texts.iter().map(|t| t.as_ref()).collect();
+            assert_eq!(shell.with_texts(&texts), through_json, "{result:?}");
         }
+    }
+
+    /// B2, L13: a plain text block's text is the one rmcp holds, not a copy.
+    #[test]
+    fn plain_texts_are_borrowed() {
+        let result = CallToolResult::success(vec![
+            ContentBlock::text("x".repeat(1000)),
+            ContentBlock::image("AA==", "image/png"),
+        ]);
+        let (shell, texts) = to_tool_result_texts(&result).unwrap();
+        let Some(ContentBlock::Text(held)) = result.content.first() else {
+            unreachable!()
+        };
+        assert!(matches!(&texts[..], [Cow::Borrowed(t)] if std::ptr::eq(*t, held.text.as_str())));
+        assert_eq!(shell.content[0].as_text(), Some(""));
     }
 
     #[test]
@@ -145,7 +177,8 @@ mod tests {
         result.meta = Some(rmcp::model::MetaObject(
             json!({"k": 1}).as_object().unwrap().clone(),
         ));
-        let core = to_tool_result(&result).unwrap();
+        let (shell, texts) = to_tool_result_texts(&result).unwrap();
+        let core = shell.with_texts(&[&texts[0]]);
         assert!(core.is_error());
         assert_eq!(core.content[0].as_text(), Some("boom"));
         assert_eq!(to_call_tool_result(core), result);

@@ -5,6 +5,8 @@
 #[path = "../../examples/support/scrollback_tools.rs"]
 pub mod scrollback_tools;
 
+pub mod big_output;
+
 use rmcp::model::{
     CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
     ReadResourceRequestParams,
