@@ -9,7 +9,10 @@
 //! - client → server: each line is shown to the shaper (which remembers requests)
 //!   *before* it is written to the child, so a response can never overtake its request.
 //! - server → client: each line goes through the shaper; output is flushed whenever no
-//!   further input is already waiting.
+//!   further input is already waiting. What a long line holds while it is scanned is
+//!   written to its temporary file by a thread of its own
+//!   ([`HeldInBackground`](crate::held::HeldInBackground)), so that the scan and the
+//!   write share the two cores.
 //! - The shaper's own requests (its `tools/list`, E8 from the first call) go to the
 //!   server with the client's line that caused them (before it), or — for the next page
 //!   of a listing, asked for while reading the server — through a small writer thread

@@ -232,6 +232,8 @@ pub struct Scan {
     invalid: bool,
     batch: bool,
     result: bool,
+    /// Value strings below the top level are skipped, not read ([`Scan::skim`]).
+    skimming: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -264,6 +266,7 @@ impl Scan {
             invalid: false,
             batch: false,
             result: false,
+            skimming: false,
         }
     }
 
@@ -309,6 +312,24 @@ impl Scan {
     /// Whether the message is a batch (known from its first byte).
     pub fn is_batch(&self) -> bool {
         self.batch
+    }
+
+    /// From here on, follow only the message's structure: value strings below the top
+    /// level are skipped to their closing quote, 64 bytes at a time, not checked, held
+    /// or counted. For a message sent on as it comes whose top-level `id` is still to
+    /// be read: what is then found (the id, the skeleton, whether it is valid) is as
+    /// good as the structure alone can say.
+    ///
+    /// ```
+    /// let mut scan = backstop_jsonrpc::scan::Scan::new(1_000);
+    /// scan.push(br#"{"result":{"contents":[{"text":""#);
+    /// scan.skim();
+    /// scan.push(format!(r#"{}\\"}}"#, "line\\n".repeat(100_000)).as_bytes());
+    /// scan.push(br#"]},"id":"a\"b"}"#);
+    /// assert_eq!(scan.finish().id.unwrap(), br#""a\"b""#);
+    /// ```
+    pub fn skim(&mut self) {
+        self.skimming = true;
     }
 
     /// Scan the next bytes of the message (no line break in them).
@@ -563,6 +584,9 @@ impl Scan {
         let Some(mut string) = self.string.take() else {
             return 0;
         };
+        if self.skimming && string.place != Place::Key && self.stack.len() > 1 {
+            return self.skim_string(string, bytes);
+        }
         let mut i = 0;
         if string.escape_len > 0 {
             // The rest of an escape cut by the end of the last chunk; how long it is
@@ -713,6 +737,29 @@ impl Scan {
         }
         self.string = Some(string);
         bytes.len()
+    }
+
+    /// Bytes inside a string that is skipped ([`Scan::skim`]): up to and including its
+    /// closing quote. An escape cut by the end of the last chunk escapes the first
+    /// byte here when only its backslash came.
+    fn skim_string(&mut self, mut string: Str, bytes: &[u8]) -> usize {
+        let escaped_first = string.escape_len == 1;
+        string.escape_len = 0;
+        match run::closing_quote(bytes, escaped_first) {
+            Ok(quote) => {
+                string.ring = None;
+                string.high = false;
+                string.utf8_len = 0;
+                self.close_string(string);
+                self.keep(b"\"");
+                quote + 1
+            }
+            Err(ends_escaping) => {
+                string.escape_len = usize::from(ends_escaping);
+                self.string = Some(string);
+                bytes.len()
+            }
+        }
     }
 
     /// One segment of a string's raw content (`shrink`: its escapes' raw bytes minus

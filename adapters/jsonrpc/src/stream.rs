@@ -236,9 +236,11 @@ impl LongMessage {
         }
         sink.release();
         let scan_on = !invalid && known == (false, false, true);
-        if let LongState::Scanning { scan, .. } =
+        if let LongState::Scanning { mut scan, .. } =
             std::mem::replace(&mut self.state, LongState::Passing(None))
         {
+            // Only its id is still to be read: its strings are skipped, not checked.
+            scan.skim();
             self.state = LongState::Passing(scan_on.then_some(scan));
         }
     }

@@ -388,6 +388,43 @@ proptest! {
     }
 }
 
+proptest! {
+    /// B1, B3: a scan told to skim (a message sent on as it comes, whose `id` comes
+    /// last) still reads the top-level `id`, whatever the strings before it hold and
+    /// however the reads split them.
+    #[test]
+    fn a_skimming_scan_still_reads_the_id(
+        runs in prop::collection::vec((0usize..FRAGMENTS.len(), 1usize..40), 1..8),
+        len in 0usize..20_000,
+        id in prop_oneof![any::<u32>().prop_map(|n| json!(n)), any::<String>().prop_map(|s| json!(s))],
+        sizes in prop::collection::vec(1usize..5_000, 1..4),
+        skim_after in 0usize..3,
+    ) {
+        let text = json!(text(&runs, len));
+        // The id last, as the TypeScript SDK writes it.
+        let line = format!(
+            r#"{{"result":{{"contents":[{{"uri":"a\"b","text":{text}}}]}},"jsonrpc":"2.0","id":{id}}}"#
+        )
+        .into_bytes();
+        let mut scan = Scan::new(2_000);
+        let mut rest = &line[..];
+        for (i, &size) in sizes.iter().cycle().enumerate() {
+            if rest.is_empty() {
+                break;
+            }
+            if i == skim_after {
+                scan.skim();
+            }
+            let (chunk, tail) = rest.split_at(size.clamp(1, rest.len()));
+            scan.push(chunk);
+            rest = tail;
+        }
+        let scanned = scan.finish();
+        prop_assert!(!scanned.invalid);
+        prop_assert_eq!(scanned.id, Some(id.to_string().into_bytes()));
+    }
+}
+
 /// A shaper at `cap` that knows `capture_pane`'s output schema (fastmcp's for a tool
 /// returning `str`), with its call pending under id 1.
 fn shaper_with_schema(cap: usize) -> Shaper {

@@ -156,20 +156,54 @@ const fn byte_set(members: &[u8]) -> [bool; 256] {
 /// control byte (below 0x20).
 fn marks(block: &[u8]) -> (u64, u64) {
     let quote = u8x16::splat(b'"');
-    let backslash = u8x16::splat(b'\\');
     let below_space = u8x16::splat(0x1F);
+    backslashes_and(block, |v| v.simd_eq(quote) | v.min(below_space).simd_eq(v))
+}
+
+/// Two bits per byte of the 64-byte `block`: where it has a `\`, and where `other`
+/// marks it (a compare of 16 bytes at a time).
+fn backslashes_and(block: &[u8], other: impl Fn(u8x16) -> u8x16) -> (u64, u64) {
+    let backslash = u8x16::splat(b'\\');
     block
         .chunks_exact(16)
         .enumerate()
-        .fold((0, 0), |(backslashes, ends), (lane, bytes)| {
+        .fold((0, 0), |(backslashes, others), (lane, bytes)| {
             let v = u8x16::new(bytes.try_into().expect("16 bytes"));
-            let end = v.simd_eq(quote) | v.min(below_space).simd_eq(v);
             let shift = lane * 16;
             (
                 backslashes | u64::from(v.simd_eq(backslash).to_bitmask()) << shift,
-                ends | u64::from(end.to_bitmask()) << shift,
+                others | u64::from(other(v).to_bitmask()) << shift,
             )
         })
+}
+
+/// The closing quote of a string whose content `bytes` go on with (its first byte
+/// escaped when `escaped_first`), found 64 bytes at a time without reading what lies
+/// between: `Ok(its offset)`, or `Err(whether the next byte is escaped)` when `bytes`
+/// end first. Nothing is checked: this is for a string that is skipped.
+pub(super) fn closing_quote(bytes: &[u8], escaped_first: bool) -> Result<usize, bool> {
+    let quote = u8x16::splat(b'"');
+    let mut carry = u64::from(escaped_first);
+    let mut blocks = bytes.chunks_exact(BLOCK);
+    let mut base = 0;
+    for block in &mut blocks {
+        let (backslash, quotes) = backslashes_and(block, |v| v.simd_eq(quote));
+        let end = quotes & !escaped(backslash, &mut carry);
+        if end != 0 {
+            return Ok(base + end.trailing_zeros() as usize);
+        }
+        base += BLOCK;
+    }
+    let mut escaping = carry != 0;
+    for (offset, &byte) in blocks.remainder().iter().enumerate() {
+        match byte {
+            _ if escaping => escaping = false,
+            b'\\' => escaping = true,
+            b'"' => return Ok(base + offset),
+            _ => {}
+        }
+    }
+    Err(escaping)
 }
 
 #[cfg(test)]
@@ -354,7 +388,55 @@ mod tests {
         }
     }
 
+    /// [`closing_quote`] a byte at a time.
+    fn closing_quote_bytewise(bytes: &[u8], escaped_first: bool) -> Result<usize, bool> {
+        let mut escaping = escaped_first;
+        for (offset, &byte) in bytes.iter().enumerate() {
+            match byte {
+                _ if escaping => escaping = false,
+                b'\\' => escaping = true,
+                b'"' => return Ok(offset),
+                _ => {}
+            }
+        }
+        Err(escaping)
+    }
+
+    #[test]
+    fn b1_closing_quote_agrees_with_the_bytewise_one_across_blocks() {
+        for offset in 0..2 * BLOCK + 3 {
+            for run_len in 0..6 {
+                for escaped_first in [false, true] {
+                    let mut bytes = vec![b'a'; offset];
+                    bytes.extend(std::iter::repeat_n(b'\\', run_len));
+                    bytes.extend_from_slice(br#""tail"#);
+                    for len in [bytes.len(), offset + run_len, offset + run_len / 2] {
+                        let bytes = &bytes[..len];
+                        assert_eq!(
+                            closing_quote(bytes, escaped_first),
+                            closing_quote_bytewise(bytes, escaped_first),
+                            "{offset} {run_len} {escaped_first} {len}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
     proptest! {
+        #[test]
+        fn b1_closing_quote_agrees_with_the_bytewise_one(
+            bytes in proptest::collection::vec(prop_oneof![
+                4 => Just(b'a'), 2 => Just(b'\\'), 1 => Just(b'"'), 1 => Just(b'u'),
+            ], 0..400),
+            escaped_first in any::<bool>(),
+        ) {
+            prop_assert_eq!(
+                closing_quote(&bytes, escaped_first),
+                closing_quote_bytewise(&bytes, escaped_first)
+            );
+        }
+
         #[test]
         fn b4_regular_agrees_with_the_bytewise_run(
             pieces in proptest::collection::vec(prop_oneof![
