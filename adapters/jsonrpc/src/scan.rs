@@ -212,6 +212,10 @@ const CHECKPOINT_EVERY: usize = 64 << 10;
 /// A string's bytes are checked and held in segments of about this size.
 const SEGMENT_BYTES: usize = 64 << 10;
 
+/// How far past a segment's size a regular run is given bytes: enough that one that is
+/// not stopped ends past it (its last blocks and a step back to a character's start).
+const RUN_OVERSHOOT: usize = 256;
+
 /// The incremental scan of one message: push its bytes as they come, then finish.
 #[derive(Debug)]
 pub struct Scan {
@@ -647,8 +651,11 @@ impl Scan {
         let (end, closed) = loop {
             if !string.high {
                 // Plain bytes and common escapes, 64 at a time; what stops the run
-                // (or the last few bytes) is read below.
-                let run = run::regular(&bytes[at..]);
+                // (or the last few bytes) is read below. A run reaches a little past
+                // the segment's size, no further, so that segments (and the ring's
+                // checkpoints) stay about SEGMENT_BYTES apart however long the read.
+                let budget = (segment + SEGMENT_BYTES + RUN_OVERSHOOT).min(bytes.len());
+                let run = run::regular(&bytes[at..budget.max(at)]);
                 if run.escapes {
                     string.last = [0; 5];
                     string.may_quote |= run.escaped_printable;
