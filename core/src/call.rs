@@ -13,11 +13,9 @@
 //! The adapter only translates types and does the I/O; it never decides.
 
 use std::borrow::Cow;
-use std::collections::BTreeMap;
 
-use serde_json::Value;
-
-use crate::error_result::{CallContext, error_result, unknown_tool};
+pub use crate::catalog::ToolCatalog;
+use crate::error_result::{CallContext, error_result};
 use crate::failure::Failure;
 use crate::foreign_validation::redact_input_values;
 use crate::limit::{HeldInPart, Limit, Truncation};
@@ -25,145 +23,6 @@ use crate::log::LogRecord;
 use crate::protocol_error::ProtocolError;
 use crate::result::{Content, ToolResult};
 use crate::validation::{Problem, RMCP_DESERIALIZE_PREFIX};
-
-/// The tools a server has, as its `tools/list` answers said: names, input schemas, and
-/// output schemas (which the limit keeps `structuredContent` valid against, L15).
-///
-/// ```
-/// use backstop_core::call::ToolCatalog;
-/// let catalog = ToolCatalog::from_tools_list(&serde_json::json!({"tools": [
-///     {"name": "takes_int", "inputSchema": {"type": "object",
-///      "properties": {"count": {"type": "integer"}}, "required": ["count"]}}
-/// ]}));
-/// assert!(catalog.contains("takes_int"));
-/// let call = catalog.context("takes_int");
-/// assert_eq!(call.parameters.unwrap(), ["count"]);
-/// assert!(catalog.output_schema("takes_int").is_none());
-/// ```
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ToolCatalog {
-    tools: BTreeMap<String, Schemas>,
-}
-
-/// What a `tools/list` entry says of one tool's arguments and output.
-#[derive(Debug, Clone, Default, PartialEq)]
-struct Schemas {
-    input: Value,
-    output: Option<Value>,
-}
-
-impl ToolCatalog {
-    /// An empty catalog: nothing is known, so no tool is unknown.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// The tools of one `tools/list` result (`{"tools": [{"name", "inputSchema"}, …]}`).
-    pub fn from_tools_list(result: &Value) -> Self {
-        let mut catalog = Self::new();
-        catalog.extend_from_tools_list(result);
-        catalog
-    }
-
-    /// Add the tools of one more `tools/list` result (a further page). Entries without
-    /// a string `name` are skipped.
-    ///
-    /// ```
-    /// use backstop_core::call::ToolCatalog;
-    /// let mut catalog = ToolCatalog::new();
-    /// catalog.extend_from_tools_list(&serde_json::json!({"tools": [{"name": "a"}, {"oops": 1}]}));
-    /// assert_eq!(catalog.names().collect::<Vec<_>>(), ["a"]);
-    /// ```
-    pub fn extend_from_tools_list(&mut self, result: &Value) {
-        let tools = result.get("tools").and_then(Value::as_array);
-        for tool in tools.into_iter().flatten() {
-            if let Some(name) = tool.get("name").and_then(Value::as_str) {
-                let schemas = Schemas {
-                    input: tool.get("inputSchema").cloned().unwrap_or(Value::Null),
-                    output: tool.get("outputSchema").filter(|s| s.is_object()).cloned(),
-                };
-                self.tools.insert(name.to_owned(), schemas);
-            }
-        }
-    }
-
-    /// Add one tool with its input schema.
-    ///
-    /// ```
-    /// let mut catalog = backstop_core::call::ToolCatalog::new();
-    /// catalog.insert("ping", &serde_json::json!({"type": "object"}));
-    /// assert!(catalog.contains("ping"));
-    /// ```
-    pub fn insert(&mut self, name: impl Into<String>, input_schema: &Value) {
-        let schemas = Schemas {
-            input: input_schema.clone(),
-            output: None,
-        };
-        self.tools.insert(name.into(), schemas);
-    }
-
-    /// Whether the catalog knows the tool.
-    pub fn contains(&self, name: &str) -> bool {
-        self.tools.contains_key(name)
-    }
-
-    /// Whether nothing is known.
-    pub fn is_empty(&self) -> bool {
-        self.tools.is_empty()
-    }
-
-    /// The names of the known tools, in order.
-    pub fn names(&self) -> impl Iterator<Item = &str> {
-        self.tools.keys().map(String::as_str)
-    }
-
-    /// The input schema of a tool, when known.
-    pub fn input_schema(&self, name: &str) -> Option<&Value> {
-        self.tools.get(name).map(|s| &s.input)
-    }
-
-    /// The output schema a tool advertises, when known (L15).
-    ///
-    /// ```
-    /// use backstop_core::call::ToolCatalog;
-    /// let catalog = ToolCatalog::from_tools_list(&serde_json::json!({"tools": [
-    ///     {"name": "report", "inputSchema": {"type": "object"},
-    ///      "outputSchema": {"type": "object", "properties": {"log": {"type": "string"}}}}
-    /// ]}));
-    /// assert_eq!(catalog.output_schema("report").unwrap()["properties"]["log"]["type"], "string");
-    /// ```
-    pub fn output_schema(&self, name: &str) -> Option<&Value> {
-        self.tools.get(name)?.output.as_ref()
-    }
-
-    /// A call context for `tool` with its parameters from the input schema, when known.
-    /// Add the call's argument names and the client with the `with_*` builders.
-    pub fn context(&self, tool: &str) -> CallContext {
-        let call = CallContext::new(tool);
-        match self.input_schema(tool) {
-            Some(schema) if schema.is_object() => call.with_input_schema(schema),
-            _ => call,
-        }
-    }
-
-    /// E8: the protocol error for a tool this (non-empty) catalog does not know.
-    ///
-    /// ```
-    /// use backstop_core::call::ToolCatalog;
-    /// let catalog = ToolCatalog::from_tools_list(&serde_json::json!({"tools": [{"name": "list_panes"}]}));
-    /// assert_eq!(catalog.check("list_pane").unwrap_err().data.unwrap()["suggestion"],
-    ///            "Did you mean 'list_panes'?");
-    /// assert!(catalog.check("list_panes").is_ok());
-    /// assert!(ToolCatalog::new().check("anything").is_ok());
-    /// ```
-    pub fn check(&self, tool: &str) -> Result<(), ProtocolError> {
-        if self.is_empty() || self.contains(tool) {
-            Ok(())
-        } else {
-            Err(unknown_tool(tool, self.names()))
-        }
-    }
-}
 
 /// What a tool call produced, as the adapter saw it.
 #[derive(Debug, Clone, PartialEq)]
@@ -178,8 +37,12 @@ pub enum Outcome {
 /// What to send for a tool call, and what to log.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Shaped {
-    /// The response: a result, or — for an unknown tool only — a protocol error (E8).
+    /// The response: a result, or a protocol error — for an unknown tool (E8), or one
+    /// that passes as the server sent it (E9, E10; then [`unchanged`](Self::unchanged)).
     pub response: Result<ToolResult, ProtocolError>,
+    /// Send what the tool or server answered as it came: nothing was converted, cut or
+    /// made up. An adapter that holds the original (bytes, a typed value) sends it.
+    pub unchanged: bool,
     /// The log record of a converted failure (G1, G2); `None` when nothing failed.
     pub log: Option<LogRecord>,
     /// What the limit cut, if anything (L12).
@@ -244,14 +107,14 @@ fn recognize_failure_with(result: &ToolResult, first: Option<&str>) -> Option<Fa
         }
         None => return None,
     };
-    // J2: the result's own `_meta` keys are kept (E7; E3–E5 win when rendered).
+    // The result's own `_meta` keys are kept (E7; E3–E5 win when rendered).
     let own_meta = result.meta.iter().flatten();
     Some(own_meta.fold(failure, |failure, (key, value)| {
         failure.with_meta(key.clone(), value.clone())
     }))
 }
 
-/// V3's last line of defence (issue 12): an `isError` result forwarded as it is loses
+/// V3's last line of defence: an `isError` result forwarded as it is loses
 /// the `input_value=…`/`input_type=…` fragments of any pydantic text in it
 /// ([`redact_input_values`]). A result that had some is logged as the failure it is
 /// (G1, with the redacted message), which also tells the adapter it changed; one
@@ -332,18 +195,19 @@ pub fn shape_tool_call(
     outcome: Outcome,
     limit: &Limit,
 ) -> Shaped {
-    // E8, J3: a call of a tool the catalog does not know that *failed*, however the
-    // server said so. A success is the server's word that the tool exists after all.
+    if let Outcome::Failure(failure) = &outcome
+        && let Some(error) = passes_as_it_came(failure, catalog, &call.tool)
+    {
+        return Shaped::passed(error);
+    }
+    // E8: a call of a tool the catalog does not know that *failed*, however the server
+    // said so. A success is the server's word that the tool exists after all.
     let failed = match &outcome {
         Outcome::Failure(_) => true,
         Outcome::Result(result) => result.is_error(),
     };
     if failed && let Err(error) = catalog.check(&call.tool) {
-        return Shaped {
-            response: Err(error),
-            log: None,
-            truncation: None,
-        };
+        return Shaped::unknown_tool(error);
     }
     let (result, log) = match outcome {
         Outcome::Failure(failure) => convert(&failure, call),
@@ -353,11 +217,54 @@ pub fn shape_tool_call(
         },
     };
     let limited = limit.apply_with_schema(&call.tool, result, catalog.output_schema(&call.tool));
-    Shaped {
-        response: Ok(limited.result),
-        log,
-        truncation: limited.truncation,
+    Shaped::result(limited.result, log, limited.truncation)
+}
+
+impl Shaped {
+    /// The E8 answer.
+    fn unknown_tool(error: ProtocolError) -> Self {
+        Self {
+            response: Err(error),
+            unchanged: false,
+            log: None,
+            truncation: None,
+        }
     }
+
+    /// A result: unchanged unless a failure was converted or the limit cut.
+    fn result(result: ToolResult, log: Option<LogRecord>, truncation: Option<Truncation>) -> Self {
+        Self {
+            unchanged: log.is_none() && truncation.is_none(),
+            response: Ok(result),
+            log,
+            truncation,
+        }
+    }
+
+    /// A protocol error that passes as the server sent it (E9, E10).
+    fn passed(error: ProtocolError) -> Self {
+        Self {
+            response: Err(error),
+            unchanged: true,
+            log: None,
+            truncation: None,
+        }
+    }
+}
+
+/// A failure that is not the tool's to convert: a protocol error about the request
+/// (E10) or a cancellation (E9), or the server's own "unknown tool" for a name the
+/// catalog cannot yet judge (its listing is incomplete: E8 is the server's word then).
+fn passes_as_it_came(
+    failure: &Failure,
+    catalog: &ToolCatalog,
+    tool: &str,
+) -> Option<ProtocolError> {
+    let error = failure.as_protocol_error()?;
+    let servers_unknown_tool = !catalog.is_complete()
+        && !catalog.contains(tool)
+        && error.message.to_ascii_lowercase().contains("unknown tool");
+    (error.passes_on_tools_call() || servers_unknown_tool).then(|| error.clone())
 }
 
 /// [`shape_tool_call`] for a result an adapter holds in part (`held`, SPEC B3): the
@@ -400,11 +307,7 @@ pub fn shape_tool_call_in_part(
     if result.is_error()
         && let Err(error) = catalog.check(&call.tool)
     {
-        return Some(Shaped {
-            response: Err(error),
-            log: None,
-            truncation: None,
-        });
+        return Some(Shaped::unknown_tool(error));
     }
     if let Some(failure) = recognize_failure(&result) {
         // The first block is held whole, and the failure is all that is sent.
@@ -426,18 +329,10 @@ pub fn shape_tool_call_in_part(
         false => None,
     };
     match truncation {
-        Some(limited) => Some(Shaped {
-            response: Ok(limited.result),
-            log,
-            truncation: limited.truncation,
-        }),
+        Some(limited) => Some(Shaped::result(limited.result, log, limited.truncation)),
         // Sent as it came; unless it was redacted, which needs all of it.
         None if log.is_some() => None,
-        None => Some(Shaped {
-            response: Ok(result),
-            log,
-            truncation: None,
-        }),
+        None => Some(Shaped::result(result, log, None)),
     }
 }
 
@@ -487,11 +382,7 @@ pub fn shape_tool_call_texts(
     }
     if shell.is_error() {
         if let Err(error) = catalog.check(&call.tool) {
-            return Shaped {
-                response: Err(error),
-                log: None,
-                truncation: None,
-            };
+            return Shaped::unknown_tool(error);
         }
         let first = shell.content.first().and_then(Content::as_text);
         if let Some(failure) = recognize_failure_with(&shell, first.and(texts.first().copied())) {
@@ -509,21 +400,13 @@ pub fn shape_tool_call_texts(
         false => None,
     };
     match limited {
-        Some(limited) => Shaped {
-            response: Ok(limited.result),
-            log: None,
-            truncation: limited.truncation,
-        },
-        None => Shaped {
-            response: Ok(shell),
-            log: None,
-            truncation: None,
-        },
+        Some(limited) => Shaped::result(limited.result, None, limited.truncation),
+        None => Shaped::result(shell, None, None),
     }
 }
 
 fn convert(failure: &Failure, call: &CallContext) -> (ToolResult, Option<LogRecord>) {
-    // V3's last line of defence, for a message that quotes pydantic text (issue 12).
+    // V3's last line of defence, for a message that quotes pydantic text.
     let redacted = match redact_input_values(failure.message()) {
         Cow::Owned(message) => Some(failure.clone().with_message(message)),
         Cow::Borrowed(_) => None,

@@ -32,6 +32,15 @@ pub mod code {
     pub const NOT_FOUND: i64 = -32001;
     /// Resource not found, up to revision 2025-11-25 (R3).
     pub const RESOURCE_NOT_FOUND: i64 = -32002;
+    /// The request was cancelled (from LSP; some servers answer a cancelled call with
+    /// it): not a failure to convert (E9).
+    pub const REQUEST_CANCELLED: i64 = -32800;
+    /// 2026-07-28: an `Mcp-*` header does not match the body (E10).
+    pub const HEADER_MISMATCH: i64 = -32020;
+    /// 2026-07-28: the request needs a client capability it did not declare (E10).
+    pub const MISSING_CLIENT_CAPABILITY: i64 = -32021;
+    /// 2026-07-28: the request's protocol revision is not supported (E10).
+    pub const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
 }
 
 /// A JSON-RPC error object: `{"code": …, "message": …, "data": …}`, `data` left out
@@ -57,6 +66,30 @@ pub struct ProtocolError {
 }
 
 impl ProtocolError {
+    /// Whether this error, answering a `tools/call`, passes to the client unchanged,
+    /// with its `data`: it is about the request rather than the tool's run — parse and
+    /// invalid-request errors, method not found, the negotiation errors of 2026-07-28
+    /// (E10) — or the call was cancelled (E9).
+    ///
+    /// ```
+    /// use backstop_core::ProtocolError;
+    /// assert!(ProtocolError::new(-32022, "Unsupported protocol version").passes_on_tools_call());
+    /// assert!(ProtocolError::new(-32800, "Request cancelled").passes_on_tools_call());
+    /// assert!(!ProtocolError::new(-32603, "Internal error: boom").passes_on_tools_call());
+    /// ```
+    pub fn passes_on_tools_call(&self) -> bool {
+        matches!(
+            self.code,
+            code::PARSE_ERROR
+                | code::INVALID_REQUEST
+                | code::METHOD_NOT_FOUND
+                | code::HEADER_MISMATCH
+                | code::MISSING_CLIENT_CAPABILITY
+                | code::UNSUPPORTED_PROTOCOL_VERSION
+                | code::REQUEST_CANCELLED
+        )
+    }
+
     /// An error without `data`.
     ///
     /// ```

@@ -6,9 +6,27 @@
 //! translate their types into these and back.
 //!
 //! Rules cited as `E1`, `L4`, … are those of the project's specification.
+//!
+//! The front door, re-exported here:
+//!
+//! - [`SessionMachine`]: everything one connection knows, and every decision about its
+//!   messages — what an adapter drives ([`machine`]);
+//! - [`shape_tool_call`]: one `tools/call`, end to end, in one call ([`call`]);
+//! - [`ToolCatalog`]: what `tools/list` said, and how far it can be trusted ([`catalog`]);
+//! - [`Failure`], [`ToolResult`], [`Limit`]: a failure, a result, the cap.
+//!
+//! ```
+//! use backstop_core::{CallContext, Failure, Limit, Outcome, ToolCatalog, shape_tool_call};
+//! let catalog = ToolCatalog::from_tools_list(&serde_json::json!({"tools": [{"name": "capture_pane"}]}));
+//! let call = CallContext::new("capture_pane");
+//! let outcome = Outcome::Failure(Failure::expected("Pane not found: %99"));
+//! let shaped = shape_tool_call(&catalog, &call, outcome, &Limit::default());
+//! assert!(shaped.response.unwrap().is_error());
+//! ```
 #![forbid(unsafe_code)]
 
 pub mod call;
+pub mod catalog;
 pub mod error_result;
 pub mod failure;
 pub mod foreign_error;
@@ -16,6 +34,7 @@ pub mod foreign_validation;
 mod jsonrpc_error;
 pub mod limit;
 pub mod log;
+pub mod machine;
 pub mod prefix;
 pub mod protocol_error;
 pub mod request_error;
@@ -27,6 +46,8 @@ pub mod testing;
 pub mod validation;
 pub mod wire;
 
+pub use call::{Outcome, Shaped, shape_tool_call};
+pub use catalog::ToolCatalog;
 pub use error_result::{CallContext, error_result, unknown_tool};
 pub use failure::{Failure, Family, Level};
 pub use limit::{
@@ -34,6 +55,7 @@ pub use limit::{
     StructuredCut, Truncation,
 };
 pub use log::{ErrorCounts, LogRecord};
+pub use machine::SessionMachine;
 pub use protocol_error::ProtocolError;
 pub use result::{Content, ModelError, TextContent, ToolResult};
 pub use session::{ClientInfo, Revision, Session};

@@ -940,16 +940,14 @@ impl Shaper {
     }
 
     fn learn_tools_value(&mut self, value: &Value, first_page: bool) {
-        if first_page {
-            self.catalog = ToolCatalog::from_tools_list(value);
-        } else {
-            self.catalog.extend_from_tools_list(value);
+        if self.catalog_state == CatalogState::Unknown && !first_page {
+            self.catalog.invalidate();
         }
-        let last_page = value.get("nextCursor").is_none_or(Value::is_null);
-        let whole = first_page || self.catalog_state != CatalogState::Unknown;
-        self.catalog_state = match (last_page, whole) {
-            (true, true) => CatalogState::Complete,
-            _ => CatalogState::Partial,
+        self.catalog
+            .learn_page(value, first_page, std::time::Instant::now());
+        self.catalog_state = match self.catalog.is_complete() {
+            true => CatalogState::Complete,
+            false => CatalogState::Partial,
         };
     }
 

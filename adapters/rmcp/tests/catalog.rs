@@ -89,3 +89,91 @@ async fn a_listing_by_the_client_is_kept() {
         "the call used the client's listing"
     );
 }
+
+/// A server whose tools come on two pages, the second of which fails once `broken`
+/// is set (SPEC E8, R5: a catalog learnt from a failed listing is incomplete, and
+/// calls nothing unknown).
+#[derive(Clone, Default)]
+struct Paged {
+    broken: Arc<AtomicBool>,
+}
+
+impl ServerHandler for Paged {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let schema = json!({"type": "object", "properties": {}});
+        let schema = schema.as_object().unwrap().clone();
+        match request.and_then(|r| r.cursor) {
+            None => {
+                let mut page = ListToolsResult::with_all_items(vec![Tool::new(
+                    "on_page_one",
+                    "first page",
+                    schema,
+                )]);
+                page.next_cursor = Some("2".into());
+                Ok(page)
+            }
+            Some(_) if self.broken.load(Ordering::SeqCst) => {
+                Err(ErrorData::internal_error("page 2 is down", None))
+            }
+            Some(_) => Ok(ListToolsResult::with_all_items(vec![Tool::new(
+                "on_page_two",
+                "second page",
+                schema,
+            )])),
+        }
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        if request.name.starts_with("on_page_") {
+            let text = format!("ran {}", request.name);
+            return Ok(CallToolResult::success(vec![ContentBlock::text(text)]).into());
+        }
+        Err(ErrorData::invalid_params(
+            format!("tool not found: {}", request.name),
+            None,
+        ))
+    }
+}
+
+#[tokio::test]
+async fn a_tool_on_a_page_that_failed_is_not_called_unknown() {
+    let server = Paged::default();
+    server.broken.store(true, Ordering::SeqCst);
+    let client = connect(Backstop::new(server)).await;
+    let second = call(&client, "on_page_two", json!({})).await;
+    assert_eq!(
+        second["result"]["content"][0]["text"], "ran on_page_two",
+        "E8 only from a complete listing: {second}"
+    );
+    let misspelt = call(&client, "on_page_tw", json!({})).await;
+    assert!(
+        misspelt["error"].is_null() || misspelt["error"]["message"] != "Unknown tool: on_page_tw",
+        "an incomplete listing calls nothing unknown: {misspelt}"
+    );
+}
+
+#[tokio::test]
+async fn every_page_of_a_whole_listing_is_known_and_e8_holds() {
+    let client = connect(Backstop::new(Paged::default())).await;
+    let second = call(&client, "on_page_two", json!({})).await;
+    assert_eq!(second["result"]["content"][0]["text"], "ran on_page_two");
+    let misspelt = call(&client, "on_page_tw", json!({})).await;
+    assert_eq!(misspelt["error"]["code"], -32602, "{misspelt}");
+    assert_eq!(misspelt["error"]["message"], "Unknown tool: on_page_tw");
+    assert_eq!(
+        misspelt["error"]["data"]["suggestion"],
+        "Did you mean 'on_page_two'?"
+    );
+}

@@ -1,0 +1,969 @@
+//! The session machine: everything backstop knows of one client–server connection (or
+//! one stateless stream of requests), and every decision it makes about the messages
+//! on it (SPEC A0). quinn-proto's `Connection` is the model: no I/O, no async, no
+//! clock — the adapter parses, feeds each message in with the time, and sends what the
+//! machine says.
+//!
+//! What it knows: the revision and client identity (from `initialize`, or per request
+//! from `_meta` on 2026-07-28: R2, R3), the tool [`catalog`](crate::catalog) (pages,
+//! completeness, caching hints), the [pending requests](PendingRequests) (what each was,
+//! which tool, whether it was cancelled), and backstop's own listing (E8 before a first
+//! call). What it decides, for each answer of the server: pass it unchanged, or send
+//! this result or error instead ([`Answer`]); for each request of the client: whether to
+//! send a request of its own first ([`OwnRequest`]).
+//!
+//! ```
+//! use std::time::Instant;
+//! use backstop_core::machine::{Answer, ClientRequest, RequestId, Response, SessionMachine};
+//! use serde_json::json;
+//!
+//! let mut machine = SessionMachine::default();
+//! let now = Instant::now();
+//! let list = RequestId::Number("1".into());
+//! machine.client_request(ClientRequest::new(list.clone(), "1", "tools/list"), false);
+//! let tools = json!({"tools": [{"name": "capture_pane"}]});
+//! assert_eq!(machine.server_response(&list, Response::Result(tools), now), Answer::Unchanged);
+//!
+//! let call = RequestId::Number("2".into());
+//! machine.client_request(ClientRequest::new(call.clone(), "2", "tools/call").tool("capture_pane"), false);
+//! let failed = backstop_core::ProtocolError::new(-32603, "Internal error: Pane not found: %99");
+//! let Answer::Result { id_json, result } = machine.server_response(&call, Response::Error(failed), now) else {
+//!     panic!("a failure of a known tool becomes a result (E1)")
+//! };
+//! assert_eq!((id_json.as_str(), result.is_error()), ("2", true));
+//! assert_eq!(result.content[0].as_text(), Some("Pane not found: %99"));
+//! assert_eq!(machine.error_counts().get("InternalError:tools/call"), 1);
+//! ```
+
+mod own_listing;
+mod pending;
+
+use std::collections::VecDeque;
+use std::time::Instant;
+
+use serde_json::{Map, Value};
+
+pub use own_listing::{OWN_LISTING_ID_PREFIX, OwnRequest};
+pub use pending::{DEFAULT_MAX_PENDING, PendingRequest, PendingRequests, RequestId, RequestKind};
+
+use crate::call::{Outcome, Shaped, shape_tool_call, shape_tool_call_in_part};
+use crate::catalog::{ListingStep, ToolCatalog};
+use crate::error_result::CallContext;
+use crate::failure::Failure;
+use crate::limit::{HeldInPart, Limit};
+use crate::log::{ErrorCounts, LogRecord};
+use crate::protocol_error::ProtocolError;
+use crate::request_error::shape_request_error;
+use crate::result::ToolResult;
+use crate::session::{PROTOCOL_VERSION_META_KEY, Session};
+use own_listing::OwnListing;
+
+/// The most log records kept until [`SessionMachine::take_log_records`] takes them;
+/// older ones are dropped first (their counts stay in
+/// [`SessionMachine::error_counts`]).
+pub const MAX_LOG_RECORDS: usize = 1024;
+
+/// The method that says the server's tool list changed.
+pub const TOOLS_LIST_CHANGED: &str = "notifications/tools/list_changed";
+
+/// The namespace of the MCP specification's own `_meta` keys.
+const META_KEY_PREFIX: &str = "io.modelcontextprotocol/";
+
+/// A request of the client, as the adapter read it: its id, its method, and the parts
+/// of its params the machine reads.
+///
+/// ```
+/// use backstop_core::machine::{ClientRequest, RequestId};
+/// let request = ClientRequest::new(RequestId::Number("3".into()), "3", "tools/call")
+///     .tool("run").arguments(["cmd"]);
+/// assert_eq!(request.tool.as_deref(), Some("run"));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct ClientRequest {
+    /// The id.
+    pub id: RequestId,
+    /// The id as the client wrote it (JSON text), to answer with.
+    pub id_json: String,
+    /// The method.
+    pub method: String,
+    /// `params.name` (a `tools/call`'s tool).
+    pub tool: Option<String>,
+    /// The names in `params.arguments`.
+    pub arguments: Vec<String>,
+    /// Whether `params.cursor` is present (a further page of a listing).
+    pub cursor: bool,
+    /// `params.uri` (a `resources/*` request's).
+    pub uri: Option<String>,
+    /// `params._meta`.
+    pub meta: Option<Map<String, Value>>,
+    /// An `initialize` request's whole params (`protocolVersion`, `clientInfo`).
+    pub initialize: Option<Value>,
+}
+
+impl ClientRequest {
+    /// A request with no params read yet.
+    pub fn new(id: RequestId, id_json: impl Into<String>, method: impl Into<String>) -> Self {
+        Self {
+            id,
+            id_json: id_json.into(),
+            method: method.into(),
+            tool: None,
+            arguments: Vec::new(),
+            cursor: false,
+            uri: None,
+            meta: None,
+            initialize: None,
+        }
+    }
+
+    /// With `params.name`.
+    pub fn tool(mut self, tool: impl Into<String>) -> Self {
+        self.tool = Some(tool.into());
+        self
+    }
+
+    /// With the names of `params.arguments`.
+    pub fn arguments(mut self, names: impl IntoIterator<Item = impl Into<String>>) -> Self {
+        self.arguments = names.into_iter().map(Into::into).collect();
+        self
+    }
+}
+
+/// A server's answer to a request, as the adapter read it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Response {
+    /// `result`.
+    Result(Value),
+    /// `error`.
+    Error(ProtocolError),
+    /// Not read: [`SessionMachine::answer_matters`] said nothing depends on it, or it
+    /// could not be read (it passes as it came).
+    Unread,
+}
+
+/// What to send for a server's answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Answer {
+    /// The answer as it came.
+    Unchanged,
+    /// This result instead, under the request's id.
+    Result {
+        /// The request's id as the client wrote it.
+        id_json: String,
+        /// The result.
+        result: ToolResult,
+    },
+    /// This error instead, under the request's id.
+    Error {
+        /// The request's id as the client wrote it.
+        id_json: String,
+        /// The error.
+        error: ProtocolError,
+    },
+}
+
+/// Where the session's handshake is: the server takes requests once the client's
+/// `initialize` has been answered and the client has sent `notifications/initialized`
+/// (in whichever order they are seen).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Lifecycle {
+    /// The client sent `initialize` (none: a client of 2026-07-28 without a handshake,
+    /// or a machine that joined late).
+    initialize: bool,
+    /// The server answered it with a result.
+    answered: bool,
+    /// The client sent `notifications/initialized` after its `initialize`.
+    initialized: bool,
+}
+
+/// The sans-IO session machine of one connection (see the [module docs](self)).
+#[derive(Debug, Clone)]
+pub struct SessionMachine {
+    limit: Limit,
+    handshake: Session,
+    lifecycle: Lifecycle,
+    catalog: ToolCatalog,
+    pending: PendingRequests,
+    listing: OwnListing,
+    log: VecDeque<LogRecord>,
+    counts: ErrorCounts,
+}
+
+impl Default for SessionMachine {
+    fn default() -> Self {
+        Self::new(Limit::default())
+    }
+}
+
+impl SessionMachine {
+    /// A machine applying `limit` to `tools/call` results (L1), with the default bound
+    /// on pending requests.
+    ///
+    /// ```
+    /// let machine = backstop_core::machine::SessionMachine::new(backstop_core::Limit::new(50_000).unwrap());
+    /// assert_eq!(machine.limit().max_bytes(), 50_000);
+    /// ```
+    pub fn new(limit: Limit) -> Self {
+        Self {
+            limit,
+            handshake: Session::default(),
+            lifecycle: Lifecycle::default(),
+            catalog: ToolCatalog::new(),
+            pending: PendingRequests::default(),
+            listing: OwnListing::default(),
+            log: VecDeque::new(),
+            counts: ErrorCounts::new(),
+        }
+    }
+
+    /// This machine with at most `max` pending requests remembered (B2).
+    pub fn with_max_pending(mut self, max: usize) -> Self {
+        self.pending = PendingRequests::new(max);
+        self
+    }
+
+    /// The limit in force.
+    pub fn limit(&self) -> &Limit {
+        &self.limit
+    }
+
+    /// The tools the server listed.
+    pub fn catalog(&self) -> &ToolCatalog {
+        &self.catalog
+    }
+
+    /// The requests not answered yet.
+    pub fn pending(&self) -> &PendingRequests {
+        &self.pending
+    }
+
+    /// What the handshake said of the session.
+    pub fn session(&self) -> &Session {
+        &self.handshake
+    }
+
+    /// Counts of converted failures per `<error_type>:<method>` (G3).
+    pub fn error_counts(&self) -> &ErrorCounts {
+        &self.counts
+    }
+
+    /// Take the log records of the failures converted since the last call (G1, G2).
+    pub fn take_log_records(&mut self) -> Vec<LogRecord> {
+        self.log.drain(..).collect()
+    }
+
+    /// A request of the client. It is remembered until answered. When `may_send` (the
+    /// adapter can send requests of its own) and it is a `tools/call` that comes before
+    /// a complete catalog, in a session the server takes requests in, the machine
+    /// starts its own listing: send the returned request to the server first (E8, R5).
+    ///
+    /// ```
+    /// use backstop_core::machine::{ClientRequest, RequestId, SessionMachine};
+    /// let mut machine = SessionMachine::default();
+    /// let meta = serde_json::json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"});
+    /// let mut call = ClientRequest::new(RequestId::Number("1".into()), "1", "tools/call").tool("echo");
+    /// call.meta = meta.as_object().cloned();
+    /// let own = machine.client_request(call, true).unwrap();
+    /// assert_eq!(own.to_json(), r#"{"jsonrpc":"2.0","id":"backstop/tools/list#1","method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#);
+    /// ```
+    pub fn client_request(&mut self, request: ClientRequest, may_send: bool) -> Option<OwnRequest> {
+        if request.method == "initialize" {
+            self.lifecycle = Lifecycle {
+                initialize: true,
+                ..Lifecycle::default()
+            };
+            if let Some(params) = &request.initialize {
+                self.handshake = Session::from_initialize(params);
+            }
+        }
+        let kind = match (request.method.as_str(), request.tool) {
+            ("initialize", _) => RequestKind::Initialize,
+            ("tools/list", _) => RequestKind::ToolsList {
+                first_page: !request.cursor,
+            },
+            ("tools/call", Some(tool)) => RequestKind::ToolsCall {
+                tool,
+                arguments: request.arguments,
+            },
+            (method, _) if method.starts_with("resources/") => RequestKind::Resource {
+                method: method.to_owned(),
+                uri: request.uri,
+            },
+            _ => RequestKind::Other,
+        };
+        let call = matches!(kind, RequestKind::ToolsCall { .. });
+        let session = self
+            .handshake
+            .clone()
+            .or_request_meta(request.meta.as_ref());
+        self.pending.insert(
+            request.id,
+            PendingRequest::new(request.id_json, kind, session),
+        );
+        if !(call && may_send) {
+            return None;
+        }
+        let listable = match self.lifecycle {
+            Lifecycle {
+                initialize: false, ..
+            } => stateless_meta(request.meta.as_ref()).map(Some),
+            Lifecycle {
+                answered: true,
+                initialized: true,
+                ..
+            } => Some(None),
+            _ => None,
+        };
+        let meta = listable?;
+        let start =
+            !self.catalog.is_complete() && !self.listing.in_flight() && !self.listing.failed();
+        start.then(|| self.listing.start(meta))
+    }
+
+    /// A notification of the client: `notifications/cancelled` marks its request
+    /// (`cancelled`: the `requestId`) so that the answer passes as it came (E9);
+    /// `notifications/initialized` moves the handshake on.
+    pub fn client_notification(&mut self, method: &str, cancelled: Option<&RequestId>) {
+        match method {
+            "notifications/cancelled" => {
+                if let Some(request) = cancelled.and_then(|id| self.pending.get_mut(id)) {
+                    request.cancelled = true;
+                }
+            }
+            "notifications/initialized" if self.lifecycle.initialize => {
+                self.lifecycle.initialized = true;
+            }
+            _ => {}
+        }
+    }
+
+    /// A notification (or request) of the server: `notifications/tools/list_changed`
+    /// makes the catalog incomplete, and lets a listing of backstop's own start again.
+    pub fn server_notification(&mut self, method: &str) {
+        if method == TOOLS_LIST_CHANGED {
+            self.catalog.invalidate();
+            self.listing.tools_changed();
+        }
+    }
+
+    /// Whether the answer to request `id` must be read and handed to
+    /// [`server_response`](Self::server_response) (`result`: whether it is a result):
+    /// false when nothing depends on it, so it passes unread.
+    pub fn answer_matters(&self, id: &RequestId, result: bool) -> bool {
+        self.pending
+            .get(id)
+            .is_some_and(|request| request.answer_matters(result))
+    }
+
+    /// The server's answer to request `id`: what to send for it. The request is no
+    /// longer pending.
+    pub fn server_response(&mut self, id: &RequestId, response: Response, now: Instant) -> Answer {
+        let Some(request) = self.pending.remove(id) else {
+            return Answer::Unchanged;
+        };
+        if request.cancelled {
+            return Answer::Unchanged; // E9
+        }
+        match (request.kind, response) {
+            (RequestKind::Initialize, Response::Result(result)) => {
+                self.lifecycle.answered = self.lifecycle.initialize;
+                let negotiated = Session::from_initialize(&result).revision;
+                self.handshake.revision = negotiated.or(self.handshake.revision);
+                Answer::Unchanged
+            }
+            (RequestKind::ToolsList { first_page }, Response::Result(result)) => {
+                self.catalog.learn_page(&result, first_page, now);
+                Answer::Unchanged
+            }
+            (RequestKind::ToolsCall { tool, arguments }, response) => {
+                let outcome = match response {
+                    Response::Result(value) => match ToolResult::from_value(value) {
+                        Ok(result) => Outcome::Result(result),
+                        Err(_) => return Answer::Unchanged,
+                    },
+                    Response::Error(error) => {
+                        Outcome::Failure(Failure::from_protocol_error(&error))
+                    }
+                    Response::Unread => return Answer::Unchanged,
+                };
+                let call = PendingCall {
+                    tool,
+                    arguments,
+                    session: request.session,
+                };
+                let shaped = self.with_call_context(call, |catalog, context, limit| {
+                    shape_tool_call(catalog, context, outcome, limit)
+                });
+                self.answer(request.id_json, shaped)
+            }
+            (RequestKind::Resource { method, uri }, Response::Error(error)) => {
+                let shaped = shape_request_error(&error, &method, &request.session, uri.as_deref());
+                if let Some(record) = shaped.log {
+                    self.record(record);
+                }
+                match shaped.error == error {
+                    true => Answer::Unchanged,
+                    false => Answer::Error {
+                        id_json: request.id_json,
+                        error: shaped.error,
+                    },
+                }
+            }
+            _ => Answer::Unchanged,
+        }
+    }
+
+    /// [`server_response`](Self::server_response) for a `tools/call` result the adapter
+    /// holds in part (`held`, B3): `None` when the decision needs the whole result
+    /// (then the request stays pending, and the adapter reads it whole).
+    pub fn server_result_in_part(
+        &mut self,
+        id: &RequestId,
+        result: ToolResult,
+        held: &HeldInPart,
+    ) -> Option<Answer> {
+        let request = self.pending.get(id)?;
+        let RequestKind::ToolsCall { tool, arguments } = &request.kind else {
+            return None;
+        };
+        if request.cancelled {
+            self.pending.remove(id);
+            return Some(Answer::Unchanged);
+        }
+        let call = PendingCall {
+            tool: tool.clone(),
+            arguments: arguments.clone(),
+            session: request.session.clone(),
+        };
+        let shaped = self.with_call_context(call, |catalog, context, limit| {
+            shape_tool_call_in_part(catalog, context, result, held, limit)
+        })?;
+        let request = self.pending.remove(id)?;
+        Some(self.answer(request.id_json, shaped))
+    }
+
+    /// Whether a server message whose top-level `id` or `method` is known can be sent
+    /// on before the rest of it is read: nothing about it can need a change (B3).
+    /// `result`: it is a result, not an error. A response that passes so is no longer
+    /// pending; a `list_changed` notification is taken in.
+    ///
+    /// ```
+    /// use backstop_core::machine::{ClientRequest, RequestId, SessionMachine};
+    /// let mut machine = SessionMachine::default();
+    /// let (read, call) = (RequestId::Number("1".into()), RequestId::Number("2".into()));
+    /// let mut request = ClientRequest::new(read.clone(), "1", "resources/read");
+    /// request.uri = Some("a".into());
+    /// machine.client_request(request, false);
+    /// machine.client_request(ClientRequest::new(call.clone(), "2", "tools/call").tool("t"), false);
+    /// assert!(machine.passes_early(None, Some("notifications/message"), false));
+    /// assert!(!machine.passes_early(Some(&call), None, true), "a tools/call result may be cut");
+    /// assert!(!machine.passes_early(Some(&read), None, false), "a resources/read error may be mapped (R3)");
+    /// assert!(machine.passes_early(Some(&read), None, true), "its result needs nothing");
+    /// assert!(!machine.passes_early(None, None, true), "a result, its id not known yet");
+    /// ```
+    pub fn passes_early(
+        &mut self,
+        id: Option<&RequestId>,
+        method: Option<&str>,
+        result: bool,
+    ) -> bool {
+        if self.listing.in_flight() {
+            return false; // its order is the listing's to keep
+        }
+        if let Some(method) = method {
+            self.server_notification(method);
+            return true;
+        }
+        let Some(id) = id else {
+            // A result whose id comes later: it needs nothing if no pending request's
+            // result could.
+            return result && !self.pending.iter().any(|r| r.answer_matters(true));
+        };
+        let passes = !self.answer_matters(id, result);
+        if passes {
+            self.pending.remove(id);
+        }
+        passes
+    }
+
+    /// Whether `id` answers a pending `tools/call`, whose shaping needs the catalog: an
+    /// adapter holds it while backstop's own listing is in flight.
+    pub fn awaits_catalog(&self, id: &RequestId) -> bool {
+        self.pending
+            .get(id)
+            .is_some_and(|request| matches!(request.kind, RequestKind::ToolsCall { .. }))
+    }
+
+    /// Whether backstop's own listing has a page in flight.
+    pub fn listing_in_flight(&self) -> bool {
+        self.listing.in_flight()
+    }
+
+    /// A number that changes with each page of backstop's own listing: an adapter with
+    /// a clock gives up ([`give_up_listing`](Self::give_up_listing)) when the same
+    /// number stays too long (B1).
+    pub fn listing_requests_sent(&self) -> u64 {
+        self.listing.requests_sent()
+    }
+
+    /// Whether `id` answers backstop's own listing (read here, never forwarded).
+    pub fn answers_own_listing(&self, id: &RequestId) -> bool {
+        self.listing.answers(id)
+    }
+
+    /// The answer to a page of backstop's own listing (`result`: its result, `None` for
+    /// an error): the next page's request, or `None` when the listing is over (done,
+    /// failed, or past the page limit).
+    pub fn own_listing_answer(
+        &mut self,
+        result: Option<&Value>,
+        now: Instant,
+    ) -> Option<OwnRequest> {
+        let first = self.listing.first_page();
+        let step = match result {
+            Some(result) => self.catalog.learn_page(result, first, now),
+            None => ListingStep::Stop,
+        };
+        match step {
+            ListingStep::Next(cursor) => Some(self.listing.next_page(cursor)),
+            ListingStep::Complete => {
+                self.listing.finish();
+                None
+            }
+            ListingStep::Stop => {
+                self.listing.fail();
+                None
+            }
+        }
+    }
+
+    /// Stop waiting for backstop's own listing; its answer, if it still comes, is
+    /// still read. No new listing starts until the tool list changes.
+    pub fn give_up_listing(&mut self) {
+        self.listing.give_up();
+    }
+
+    /// End backstop's own listing: its answer can no longer come (the transport that
+    /// carried it failed). No new listing starts until the tool list changes.
+    pub fn abandon_listing(&mut self) {
+        self.listing.fail();
+    }
+
+    /// The server is gone: every pending request, oldest first, to answer with an
+    /// error. Nothing stays pending, and the own listing ends.
+    pub fn drain_pending(&mut self) -> Vec<PendingRequest> {
+        self.listing.fail();
+        self.pending.drain()
+    }
+
+    /// Forget request `id`: the transport that carried it failed, and the adapter
+    /// answers it itself (B1, B2).
+    pub fn forget(&mut self, id: &RequestId) -> Option<PendingRequest> {
+        self.pending.remove(id)
+    }
+
+    /// Run `decide` with the catalog and call context of a pending call: the catalog
+    /// only where it knows the tool (or is complete), so that nothing is decided from a
+    /// catalog that cannot judge the name.
+    fn with_call_context<T>(
+        &self,
+        call: PendingCall,
+        decide: impl FnOnce(&ToolCatalog, &CallContext, &Limit) -> T,
+    ) -> T {
+        let empty = ToolCatalog::new();
+        let known = self.catalog.contains(&call.tool) || self.catalog.is_complete();
+        let catalog = if known { &self.catalog } else { &empty };
+        let context = catalog
+            .context(&call.tool)
+            .with_arguments(call.arguments)
+            .with_client(call.session.client);
+        decide(catalog, &context, &self.limit)
+    }
+
+    fn answer(&mut self, id_json: String, shaped: Shaped) -> Answer {
+        if let Some(record) = shaped.log {
+            self.record(record);
+        }
+        match (shaped.unchanged, shaped.response) {
+            (true, _) => Answer::Unchanged,
+            (false, Ok(result)) => Answer::Result { id_json, result },
+            (false, Err(error)) => Answer::Error { id_json, error },
+        }
+    }
+
+    fn record(&mut self, record: LogRecord) {
+        self.counts.record(&record);
+        if self.log.len() >= MAX_LOG_RECORDS {
+            self.log.pop_front();
+        }
+        self.log.push_back(record);
+    }
+}
+
+/// What a pending `tools/call` was.
+struct PendingCall {
+    tool: String,
+    arguments: Vec<String>,
+    session: Session,
+}
+
+/// The members of a request's `_meta` that a client without a handshake sends in every
+/// request (`io.modelcontextprotocol/…`: its revision, identity, capabilities), for
+/// backstop's own requests; `None` unless the revision is among them (then the client
+/// is one of 2026-07-28, R2, R3).
+fn stateless_meta(meta: Option<&Map<String, Value>>) -> Option<Map<String, Value>> {
+    let meta = meta?;
+    meta.contains_key(PROTOCOL_VERSION_META_KEY).then(|| {
+        meta.iter()
+            .filter(|(key, _)| key.starts_with(META_KEY_PREFIX))
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::Revision;
+    use serde_json::json;
+
+    fn id(n: u32) -> RequestId {
+        RequestId::Number(n.to_string())
+    }
+
+    fn call(n: u32, tool: &str) -> ClientRequest {
+        ClientRequest::new(id(n), n.to_string(), "tools/call").tool(tool)
+    }
+
+    fn listed(tools: &[&str]) -> SessionMachine {
+        let mut machine = SessionMachine::default();
+        machine.client_request(ClientRequest::new(id(0), "0", "tools/list"), false);
+        let tools: Vec<Value> = tools.iter().map(|t| json!({"name": t})).collect();
+        let answer = machine.server_response(
+            &id(0),
+            Response::Result(json!({"tools": tools})),
+            Instant::now(),
+        );
+        assert_eq!(answer, Answer::Unchanged);
+        machine
+    }
+
+    fn respond(machine: &mut SessionMachine, n: u32, response: Response) -> Answer {
+        machine.server_response(&id(n), response, Instant::now())
+    }
+
+    fn err(code: i64, message: &str) -> Response {
+        Response::Error(ProtocolError::new(code, message))
+    }
+
+    #[test]
+    fn e8_from_a_complete_listing_only() {
+        let mut machine = listed(&["list_panes"]);
+        machine.client_request(call(1, "list_pane"), false);
+        let answer = respond(&mut machine, 1, err(-32602, "Unknown tool: list_pane"));
+        let Answer::Error { id_json, error } = answer else {
+            panic!("E8: {answer:?}")
+        };
+        assert_eq!((id_json.as_str(), error.code), ("1", -32602));
+        assert_eq!(
+            error.data.unwrap()["suggestion"],
+            "Did you mean 'list_panes'?"
+        );
+
+        // The tool list changed: the server's own word passes as it came.
+        machine.server_notification(TOOLS_LIST_CHANGED);
+        machine.client_request(call(2, "list_pane"), false);
+        assert_eq!(
+            respond(&mut machine, 2, err(-32602, "Unknown tool: list_pane")),
+            Answer::Unchanged
+        );
+        // A success is the server's word that the tool exists after all.
+        machine.client_request(call(3, "brand_new"), false);
+        let ok = json!({"content": [{"type": "text", "text": "ok"}]});
+        assert_eq!(
+            respond(&mut machine, 3, Response::Result(ok)),
+            Answer::Unchanged
+        );
+    }
+
+    #[test]
+    fn errors_about_the_request_and_cancellations_pass() {
+        let mut machine = listed(&["run"]);
+        for (n, code) in [
+            (1, -32700),
+            (2, -32600),
+            (3, -32601),
+            (4, -32020),
+            (5, -32021),
+            (6, -32022),
+            (7, -32800),
+        ] {
+            machine.client_request(call(n, "run"), false);
+            assert_eq!(
+                respond(&mut machine, n, err(code, "about the request")),
+                Answer::Unchanged,
+                "E9/E10: {code}"
+            );
+        }
+        machine.client_request(call(8, "run"), false);
+        machine.client_notification("notifications/cancelled", Some(&id(8)));
+        assert!(!machine.answer_matters(&id(8), false));
+        assert_eq!(
+            respond(&mut machine, 8, err(-32603, "boom")),
+            Answer::Unchanged,
+            "E9"
+        );
+        assert!(machine.pending().is_empty());
+        assert_eq!(machine.error_counts().total(), 0);
+    }
+
+    #[test]
+    fn a_failure_is_converted_logged_and_counted() {
+        let mut machine = listed(&["run"]);
+        machine.client_request(call(1, "run").arguments(["cmd"]), false);
+        let answer = respond(&mut machine, 1, err(-32603, "Internal error: boom"));
+        let Answer::Result { result, .. } = answer else {
+            panic!("{answer:?}")
+        };
+        assert!(result.is_error());
+        assert_eq!(result.content[0].as_text(), Some("boom"));
+        let records = machine.take_log_records();
+        assert_eq!(records.len(), 1);
+        assert_eq!(records[0].tool.as_deref(), Some("run"));
+        assert!(machine.take_log_records().is_empty());
+        assert_eq!(machine.error_counts().get("InternalError:tools/call"), 1);
+    }
+
+    #[test]
+    fn results_over_the_cap_are_cut_and_others_pass() {
+        let mut machine = SessionMachine::new(Limit::new(300).unwrap());
+        machine.client_request(call(1, "scrollback"), false);
+        let big = json!({"content": [{"type": "text", "text": "line\n".repeat(1000)}]});
+        let Answer::Result { result, .. } = respond(&mut machine, 1, Response::Result(big)) else {
+            panic!("L3")
+        };
+        assert!(serde_json::to_vec(&result).unwrap().len() <= 300);
+        machine.client_request(call(2, "scrollback"), false);
+        let small = json!({"content": [{"type": "text", "text": "PROMPT $"}]});
+        assert_eq!(
+            respond(&mut machine, 2, Response::Result(small)),
+            Answer::Unchanged
+        );
+        machine.client_request(call(3, "scrollback"), false);
+        assert_eq!(
+            respond(&mut machine, 3, Response::Result(json!("not a result"))),
+            Answer::Unchanged
+        );
+        machine.client_request(call(4, "scrollback"), false);
+        assert_eq!(
+            respond(&mut machine, 4, Response::Unread),
+            Answer::Unchanged
+        );
+    }
+
+    #[test]
+    fn resource_errors_follow_the_revision_of_the_handshake() {
+        let mut machine = SessionMachine::default();
+        let mut init = ClientRequest::new(id(0), "0", "initialize");
+        init.initialize = Some(
+            json!({"protocolVersion": "2025-06-18", "clientInfo": {"name": "c", "version": "1"}}),
+        );
+        machine.client_request(init, false);
+        respond(
+            &mut machine,
+            0,
+            Response::Result(json!({"protocolVersion": "2025-11-25"})),
+        );
+        assert_eq!(
+            machine.session().revision,
+            Some(Revision::V2025_11_25),
+            "the server's word"
+        );
+        assert_eq!(machine.session().client.as_ref().unwrap().name, "c");
+        let mut read = ClientRequest::new(id(1), "1", "resources/read");
+        read.uri = Some("sessions://gone".into());
+        machine.client_request(read, false);
+        let gone = Response::Error(
+            ProtocolError::new(-32602, "Resource not found")
+                .with_data(json!({"uri": "sessions://gone"})),
+        );
+        let Answer::Error { error, .. } = respond(&mut machine, 1, gone) else {
+            panic!("R3")
+        };
+        assert_eq!(error.code, -32002);
+        // Its result, or another method's error, passes.
+        let mut read = ClientRequest::new(id(2), "2", "resources/read");
+        read.uri = Some("a".into());
+        machine.client_request(read, false);
+        assert_eq!(
+            respond(&mut machine, 2, Response::Result(json!({"contents": []}))),
+            Answer::Unchanged
+        );
+        machine.client_request(ClientRequest::new(id(3), "3", "prompts/get"), false);
+        assert_eq!(
+            respond(&mut machine, 3, err(-32603, "boom")),
+            Answer::Unchanged
+        );
+        // An answer nobody asked for passes.
+        assert_eq!(
+            respond(&mut machine, 99, err(-32603, "boom")),
+            Answer::Unchanged
+        );
+    }
+
+    #[test]
+    fn the_own_listing_waits_for_the_handshake_and_follows_every_page() {
+        let now = Instant::now();
+        let mut machine = SessionMachine::default();
+        let init = ClientRequest::new(id(0), "0", "initialize");
+        assert!(machine.client_request(init, true).is_none());
+        assert!(
+            machine.client_request(call(1, "t"), true).is_none(),
+            "not answered yet"
+        );
+        respond(
+            &mut machine,
+            0,
+            Response::Result(json!({"protocolVersion": "2025-11-25"})),
+        );
+        assert!(
+            machine.client_request(call(2, "t"), true).is_none(),
+            "not initialized yet"
+        );
+        machine.client_notification("notifications/initialized", None);
+        assert!(
+            machine.client_request(call(3, "t"), false).is_none(),
+            "may not send"
+        );
+        let first = machine.client_request(call(4, "t"), true).expect("lists");
+        assert_eq!(
+            first.to_json(),
+            r#"{"jsonrpc":"2.0","id":"backstop/tools/list#1","method":"tools/list"}"#
+        );
+        assert!(machine.listing_in_flight() && machine.answers_own_listing(&first.id));
+        assert!(
+            machine.client_request(call(5, "t"), true).is_none(),
+            "one at a time"
+        );
+        assert!(machine.awaits_catalog(&id(4)) && !machine.awaits_catalog(&id(0)));
+        assert!(
+            !machine.passes_early(Some(&id(9)), None, true),
+            "the listing keeps the order"
+        );
+
+        let page = json!({"tools": [{"name": "a"}], "nextCursor": "c2"});
+        let second = machine
+            .own_listing_answer(Some(&page), now)
+            .expect("page 2");
+        assert_eq!(second.params["cursor"], "c2");
+        assert_eq!(machine.listing_requests_sent(), 2);
+        assert!(!machine.answers_own_listing(&first.id) && machine.answers_own_listing(&second.id));
+        assert!(
+            machine
+                .own_listing_answer(Some(&json!({"tools": [{"name": "t"}]})), now)
+                .is_none()
+        );
+        assert!(!machine.listing_in_flight() && machine.catalog().is_complete());
+        assert!(machine.catalog().contains("a") && machine.catalog().contains("t"));
+        assert!(
+            machine.client_request(call(6, "t"), true).is_none(),
+            "complete: no listing"
+        );
+    }
+
+    #[test]
+    fn a_failed_own_listing_is_not_retried_until_the_list_changes() {
+        let mut machine = SessionMachine::default();
+        let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "other": 1});
+        let stateless = |n| {
+            let mut request = call(n, "t");
+            request.meta = meta.as_object().cloned();
+            request
+        };
+        let own = machine
+            .client_request(stateless(1), true)
+            .expect("a stateless client lists");
+        assert_eq!(
+            own.params["_meta"],
+            json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"})
+        );
+        assert!(machine.own_listing_answer(None, Instant::now()).is_none());
+        assert!(
+            machine.client_request(stateless(2), true).is_none(),
+            "failed: not again"
+        );
+        machine.server_notification(TOOLS_LIST_CHANGED);
+        let again = machine
+            .client_request(stateless(3), true)
+            .expect("the list changed");
+        machine.give_up_listing();
+        assert!(
+            machine.listing_in_flight(),
+            "given up, the answer is still read"
+        );
+        assert!(machine.answers_own_listing(&again.id));
+        machine.abandon_listing();
+        assert!(!machine.listing_in_flight());
+        assert!(
+            machine.client_request(call(4, "t"), true).is_none(),
+            "no meta, no handshake"
+        );
+    }
+
+    #[test]
+    fn passes_early_takes_in_list_changed_and_forgets_what_passed() {
+        let mut machine = listed(&["t"]);
+        machine.client_request(ClientRequest::new(id(1), "1", "ping"), false);
+        assert!(machine.passes_early(Some(&id(1)), None, true));
+        assert!(machine.pending().is_empty(), "passed: no longer pending");
+        assert!(
+            machine.passes_early(None, None, true),
+            "nothing pending needs a result"
+        );
+        machine.client_request(call(2, "t"), false);
+        assert!(!machine.passes_early(None, None, true));
+        assert!(!machine.passes_early(None, None, false) || machine.pending().len() == 1);
+        assert!(machine.passes_early(None, Some(TOOLS_LIST_CHANGED), false));
+        assert!(
+            !machine.catalog().is_complete(),
+            "list_changed was taken in"
+        );
+        assert_eq!(machine.pending().len(), 1);
+    }
+
+    #[test]
+    fn the_log_keeps_the_newest_records() {
+        let mut machine = listed(&["run"]);
+        let total = MAX_LOG_RECORDS as u32 + 5;
+        for n in 1..=total {
+            machine.client_request(call(n, "run"), false);
+            respond(&mut machine, n, err(-32603, &format!("boom {n}")));
+        }
+        let records = machine.take_log_records();
+        assert_eq!(records.len(), MAX_LOG_RECORDS);
+        assert_eq!(records.last().unwrap().message, format!("boom {total}"));
+        assert_eq!(records[0].message, "boom 6");
+        assert_eq!(
+            machine.error_counts().get("InternalError:tools/call"),
+            u64::from(total)
+        );
+    }
+
+    #[test]
+    fn drain_and_forget_leave_nothing_pending() {
+        let mut machine = SessionMachine::default().with_max_pending(2);
+        assert_eq!(machine.pending().max(), 2);
+        for n in 1..=3 {
+            machine.client_request(ClientRequest::new(id(n), n.to_string(), "ping"), false);
+        }
+        assert_eq!(machine.pending().evicted(), 1);
+        assert_eq!(machine.forget(&id(2)).unwrap().id_json, "2");
+        let drained: Vec<String> = machine
+            .drain_pending()
+            .into_iter()
+            .map(|r| r.id_json)
+            .collect();
+        assert_eq!(drained, ["3"]);
+        assert!(machine.pending().is_empty());
+    }
+}
