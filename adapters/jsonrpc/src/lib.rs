@@ -35,7 +35,6 @@ pub mod held;
 pub mod http;
 pub mod listing;
 pub mod message;
-pub mod pending;
 pub mod proxy;
 pub mod scan;
 pub mod shaper;

@@ -39,6 +39,16 @@ pub enum RequestId {
     String(String),
 }
 
+impl From<RequestId> for backstop_core::machine::RequestId {
+    /// The same id, as the core's session machine keys it.
+    fn from(id: RequestId) -> Self {
+        match id {
+            RequestId::Number(n) => Self::Number(n),
+            RequestId::String(s) => Self::String(s),
+        }
+    }
+}
+
 impl RequestId {
     /// The id a raw JSON `id` member holds, if it is a number or a string.
     ///

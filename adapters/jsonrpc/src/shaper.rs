@@ -26,21 +26,20 @@
 //! handshake, with the request's 2026-07-28 `_meta`), so that E8 holds from the first
 //! call. `notifications/tools/list_changed` makes the next call list again.
 
-use backstop_core::call::{Outcome, Shaped, ToolCatalog, shape_tool_call, shape_tool_call_in_part};
-use backstop_core::protocol_error::code;
-use backstop_core::request_error::shape_request_error;
-use backstop_core::session::PROTOCOL_VERSION_META_KEY;
-use backstop_core::{
-    CallContext, ErrorCounts, Failure, Limit, LogRecord, ProtocolError, Session, ToolResult,
-};
-use serde_json::value::RawValue;
-use serde_json::{Map, Value};
+use std::time::Instant;
 
-use crate::listing::OwnListing;
+use backstop_core::machine::PendingRequests;
+use backstop_core::machine::{self, Answer, ClientRequest, OwnRequest, Response, SessionMachine};
+use backstop_core::{
+    ErrorCounts, Limit, LogRecord, ProtocolError, Session, ToolCatalog, ToolResult,
+};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+use crate::listing::WaitingForListing;
 use crate::message::{
     Envelope, RequestId, ResultMembers, batch_elements, error_response, result_response,
 };
-use crate::pending::{PendingRequest, PendingRequests, RequestKind};
 use crate::scan::Scanned;
 
 /// The most log records kept until [`Shaper::take_log_records`] takes them; older
@@ -49,7 +48,7 @@ use crate::scan::Scanned;
 /// ```
 /// assert!(backstop_jsonrpc::shaper::MAX_LOG_RECORDS >= 1);
 /// ```
-pub const MAX_LOG_RECORDS: usize = 1024;
+pub use backstop_core::machine::MAX_LOG_RECORDS;
 
 /// What to send on for one message.
 ///
@@ -142,20 +141,6 @@ pub enum LongMessage {
     NeedsWhole,
 }
 
-/// Where the session's handshake is: the server takes requests once the client's
-/// `initialize` has been answered and the client has sent `notifications/initialized`
-/// (in whichever order the shaper sees the two).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-struct Lifecycle {
-    /// The client sent `initialize` (none: a client of 2026-07-28 without a
-    /// handshake, or a shaper that joined late).
-    initialize: bool,
-    /// The server answered it with a result.
-    answered: bool,
-    /// The client sent `notifications/initialized` after its `initialize`.
-    initialized: bool,
-}
-
 /// The code some servers answer a cancelled request with (from LSP); such an answer
 /// passes untouched (E9).
 ///
@@ -165,18 +150,7 @@ struct Lifecycle {
 /// let answer = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32800,"message":"Request cancelled"}}"#;
 /// assert!(shaper.server_message(answer).is_unchanged());
 /// ```
-pub const REQUEST_CANCELLED: i64 = -32800;
-
-/// How much of the server's tool list has been seen.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum CatalogState {
-    /// No listing yet, or the list changed since.
-    Unknown,
-    /// Some pages of a listing.
-    Partial,
-    /// A whole listing.
-    Complete,
-}
+pub use backstop_core::protocol_error::code::REQUEST_CANCELLED;
 
 /// The sans-IO shaper of one client–server connection (SPEC A2).
 ///
@@ -201,15 +175,8 @@ enum CatalogState {
 /// ```
 #[derive(Debug, Clone)]
 pub struct Shaper {
-    limit: Limit,
-    catalog: ToolCatalog,
-    catalog_state: CatalogState,
-    handshake: Session,
-    pending: PendingRequests,
-    lifecycle: Lifecycle,
-    listing: OwnListing,
-    log: Vec<LogRecord>,
-    counts: ErrorCounts,
+    machine: SessionMachine,
+    waiting: WaitingForListing,
 }
 
 impl Default for Shaper {
@@ -228,15 +195,8 @@ impl Shaper {
     /// ```
     pub fn new(limit: Limit) -> Self {
         Self {
-            limit,
-            catalog: ToolCatalog::new(),
-            catalog_state: CatalogState::Unknown,
-            handshake: Session::default(),
-            pending: PendingRequests::default(),
-            lifecycle: Lifecycle::default(),
-            listing: OwnListing::default(),
-            log: Vec::new(),
-            counts: ErrorCounts::new(),
+            machine: SessionMachine::new(limit),
+            waiting: WaitingForListing::default(),
         }
     }
 
@@ -248,7 +208,7 @@ impl Shaper {
     /// assert_eq!(shaper.pending().max(), 16);
     /// ```
     pub fn with_max_pending(mut self, max: usize) -> Self {
-        self.pending = PendingRequests::new(max);
+        self.machine = self.machine.with_max_pending(max);
         self
     }
 
@@ -258,7 +218,7 @@ impl Shaper {
     /// assert_eq!(backstop_jsonrpc::Shaper::default().limit().max_bytes(), 1_000_000);
     /// ```
     pub fn limit(&self) -> &Limit {
-        &self.limit
+        self.machine.limit()
     }
 
     /// The tools the server listed.
@@ -270,7 +230,7 @@ impl Shaper {
     /// assert!(shaper.catalog().contains("ping"));
     /// ```
     pub fn catalog(&self) -> &ToolCatalog {
-        &self.catalog
+        self.machine.catalog()
     }
 
     /// The requests not answered yet.
@@ -281,7 +241,7 @@ impl Shaper {
     /// assert_eq!(shaper.pending().len(), 1);
     /// ```
     pub fn pending(&self) -> &PendingRequests {
-        &self.pending
+        self.machine.pending()
     }
 
     /// What the handshake said of the session.
@@ -292,7 +252,7 @@ impl Shaper {
     /// assert_eq!(shaper.session().client.as_ref().unwrap().name, "c");
     /// ```
     pub fn session(&self) -> &Session {
-        &self.handshake
+        self.machine.session()
     }
 
     /// Counts of converted failures per `<error_type>:<method>` (G3).
@@ -304,7 +264,7 @@ impl Shaper {
     /// assert_eq!(shaper.error_counts().get("InternalError:tools/call"), 1);
     /// ```
     pub fn error_counts(&self) -> &ErrorCounts {
-        &self.counts
+        self.machine.error_counts()
     }
 
     /// Take the log records of the failures converted since the last call (G1, G2).
@@ -313,7 +273,7 @@ impl Shaper {
     /// assert!(backstop_jsonrpc::Shaper::default().take_log_records().is_empty());
     /// ```
     pub fn take_log_records(&mut self) -> Vec<LogRecord> {
-        std::mem::take(&mut self.log)
+        self.machine.take_log_records()
     }
 
     /// A message from the client (one line: a message or a batch). Requests are
@@ -326,7 +286,7 @@ impl Shaper {
     /// assert_eq!(shaper.pending().len(), 1);
     /// ```
     pub fn client_message(&mut self, bytes: &[u8]) -> Forward {
-        self.client_elements(bytes);
+        self.client_elements(bytes, false);
         Forward::Unchanged
     }
 
@@ -354,26 +314,8 @@ impl Shaper {
     /// ```
     pub fn route_client_message(&mut self, bytes: &[u8]) -> Route {
         let mut route = Route::forward(Forward::Unchanged);
-        let Some(meta) = self.client_elements(bytes) else {
-            return route;
-        };
-        let listable = match self.lifecycle {
-            Lifecycle {
-                initialize: false, ..
-            } => stateless_meta(meta.as_ref()).map(Some),
-            Lifecycle {
-                answered: true,
-                initialized: true,
-                ..
-            } => Some(None),
-            _ => None,
-        };
-        if let Some(meta) = listable
-            && !self.catalog_complete()
-            && !self.listing.in_flight()
-            && !self.listing.failed()
-        {
-            route.to_server.push(self.listing.start(meta));
+        if let Some(own) = self.client_elements(bytes, true) {
+            route.to_server.push(own.to_json().into_bytes());
         }
         route
     }
@@ -392,19 +334,20 @@ impl Shaper {
     /// assert_eq!(shaper.route_server_message(line).forward, Some(Forward::Unchanged));
     /// ```
     pub fn route_server_message(&mut self, bytes: &[u8]) -> Route {
-        if !self.listing.in_flight() && !self.listing.has_held() {
+        if !self.machine.listing_in_flight() && self.waiting.is_empty() {
             return Route::forward(self.server_message(bytes));
         }
         if let Some(envelope) = Envelope::parse(bytes)
             && envelope.is_response()
-            && self.listing.answers_raw(envelope.id)
+            && let Some(id) = envelope.request_id()
+            && self.machine.answers_own_listing(&id.into())
         {
             return self.listing_answer(envelope.result, envelope.error.is_some());
         }
-        if !self.listing.has_held() && !self.awaits_catalog(bytes) {
+        if self.waiting.is_empty() && !self.awaits_catalog(bytes) {
             return Route::forward(self.server_message(bytes));
         }
-        if self.listing.hold(bytes.to_vec()) {
+        if self.machine.listing_in_flight() && self.waiting.hold(bytes.to_vec()) {
             return Route::default();
         }
         // A bound was passed: what is held goes first, then this message.
@@ -423,7 +366,8 @@ impl Shaper {
     /// assert_eq!(backstop_jsonrpc::Shaper::default().held_for_listing(), None);
     /// ```
     pub fn held_for_listing(&self) -> Option<u64> {
-        self.listing.holding_for()
+        (!self.waiting.is_empty() && self.machine.listing_in_flight())
+            .then(|| self.machine.listing_requests_sent())
     }
 
     /// Stop waiting for the shaper's own listing: the held messages, decided without
@@ -436,35 +380,28 @@ impl Shaper {
     /// assert!(shaper.give_up_listing().is_empty());
     /// ```
     pub fn give_up_listing(&mut self) -> Vec<Vec<u8>> {
-        self.listing.give_up();
+        self.machine.give_up_listing();
+        self.waiting.stop();
         self.release_held().to_client
     }
 
     /// The answer to a page of the shaper's own listing: learn it, ask for the next
     /// page, or end the listing and release what it held.
     fn listing_answer(&mut self, result: Option<ResultMembers>, failed: bool) -> Route {
-        let first_page = self.listing.first_page();
-        let next = match result.as_ref().and_then(ResultMembers::to_value) {
-            Some(value) if !failed && value.get("tools").is_some_and(Value::is_array) => {
-                let cursor = value.get("nextCursor").filter(|c| !c.is_null()).cloned();
-                self.learn_tools_value(&value, first_page);
-                match cursor {
-                    Some(cursor) => self.listing.next_page(&cursor),
-                    None => {
-                        self.listing.finish();
-                        return self.release_held();
-                    }
-                }
-            }
-            _ => None,
+        let value = match failed {
+            true => None,
+            false => result.as_ref().and_then(ResultMembers::to_value),
         };
-        match next {
-            Some(request) => Route {
-                to_server: vec![request],
+        match self
+            .machine
+            .own_listing_answer(value.as_ref(), Instant::now())
+        {
+            Some(next) => Route {
+                to_server: vec![next.to_json().into_bytes()],
                 ..Route::default()
             },
             None => {
-                self.listing.fail();
+                self.waiting.stop();
                 self.release_held()
             }
         }
@@ -477,8 +414,7 @@ impl Shaper {
             Envelope::parse(element)
                 .filter(Envelope::is_response)
                 .and_then(|envelope| envelope.request_id())
-                .and_then(|id| self.pending.get(&id))
-                .is_some_and(|request| matches!(request.kind, RequestKind::ToolsCall { .. }))
+                .is_some_and(|id| self.machine.is_pending_tool_call(&id.into()))
         };
         match batch_elements(bytes) {
             Some(elements) => elements.iter().any(|e| answers_a_call(e.get().as_bytes())),
@@ -489,7 +425,7 @@ impl Shaper {
     /// Release the held messages, oldest first, each shaped as it would have been had
     /// it come now (with what the listing learnt, or without a catalog).
     fn release_held(&mut self) -> Route {
-        let held = self.listing.take_held();
+        let held = self.waiting.take();
         let to_client = held
             .into_iter()
             .map(|message| match self.server_message(&message) {
@@ -503,15 +439,15 @@ impl Shaper {
         }
     }
 
-    /// Record the requests of a client message; for a `tools/call` among them, the
-    /// first one's `params._meta` (`Some(None)` when it has none).
-    fn client_elements(&mut self, bytes: &[u8]) -> Option<Option<Map<String, Value>>> {
+    /// Hand the requests and notifications of a client message to the machine; the
+    /// request of its own it wants sent first, if any (only when `may_send`).
+    fn client_elements(&mut self, bytes: &[u8], may_send: bool) -> Option<OwnRequest> {
         match batch_elements(bytes) {
             Some(elements) => elements
                 .into_iter()
-                .filter_map(|element| self.client_element(element.get().as_bytes()))
+                .filter_map(|element| self.client_element(element.get().as_bytes(), may_send))
                 .reduce(|first, _| first),
-            None => self.client_element(bytes),
+            None => self.client_element(bytes, may_send),
         }
     }
 
@@ -555,9 +491,9 @@ impl Shaper {
     /// message that changes what the shaper knows). A `\u` escape could spell that
     /// name, so a message with one is read.
     fn cannot_change(&self, bytes: &[u8]) -> bool {
-        self.pending.is_empty()
-            && !self.listing.in_flight()
-            && !self.listing.has_held()
+        self.machine.pending().is_empty()
+            && !self.machine.listing_in_flight()
+            && self.waiting.is_empty()
             && memchr::memmem::find(bytes, b"list_changed").is_none()
             && memchr::memmem::find(bytes, b"\\u").is_none()
     }
@@ -611,11 +547,12 @@ impl Shaper {
     /// assert!(shaper.pending().is_empty());
     /// ```
     pub fn answer_pending(&mut self, error: &ProtocolError) -> Vec<Vec<u8>> {
-        self.listing.fail();
+        self.machine.abandon_listing();
+        self.waiting.stop();
         let mut lines = self.release_held().to_client;
         lines.extend(
-            self.pending
-                .drain()
+            self.machine
+                .drain_pending()
                 .into_iter()
                 .map(|request| error_response(&request.id_json, error)),
         );
@@ -643,7 +580,7 @@ impl Shaper {
                     .ok()
                     .and_then(RequestId::from_raw);
                 if let Some(id) = id {
-                    self.pending.remove(&id);
+                    self.machine.forget(&id.into());
                 }
                 error_response(id_json, error)
             })
@@ -670,7 +607,8 @@ impl Shaper {
     /// assert_eq!(shaper.route_client_message(third).to_server.len(), 1);
     /// ```
     pub fn abandon_listing(&mut self) -> Vec<Vec<u8>> {
-        self.listing.fail();
+        self.machine.abandon_listing();
+        self.waiting.stop();
         self.release_held().to_client
     }
 
@@ -690,50 +628,23 @@ impl Shaper {
     /// assert!(!shaper.passes_early(None, None, true), "a result, its id not known yet");
     /// ```
     pub fn passes_early(&mut self, id: Option<&[u8]>, method: Option<&[u8]>, result: bool) -> bool {
-        if self.listing.in_flight() || self.listing.has_held() {
+        if !self.waiting.is_empty() {
             return false; // its order is the listing's to keep
         }
         if let Some(method) = method {
-            if serde_json::from_slice::<&str>(method).ok()
-                == Some("notifications/tools/list_changed")
-            {
-                self.catalog_state = CatalogState::Unknown;
-                self.listing.tools_changed();
-            }
-            return true;
+            let method = serde_json::from_slice::<String>(method).unwrap_or_default();
+            return self.machine.passes_early(None, Some(&method), result);
         }
-        if id.is_none() && result {
-            // A result whose id comes later: it needs nothing if no pending request's
-            // result could (J5: a tools/call's; a listing's or a handshake's is read).
-            return !self.pending.iter().any(|request| {
-                !request.cancelled
-                    && matches!(
-                        request.kind,
-                        RequestKind::ToolsCall { .. }
-                            | RequestKind::ToolsList { .. }
-                            | RequestKind::Initialize
-                    )
-            });
-        }
-        let Some(id) = id
-            .and_then(|raw| serde_json::from_slice::<&RawValue>(raw).ok())
-            .and_then(RequestId::from_raw)
-        else {
-            return false;
+        let Some(raw) = id else {
+            return self.machine.passes_early(None, None, result);
         };
-        let passes = match self.pending.get(&id) {
-            None => return true,
-            Some(request) => match request.kind {
-                RequestKind::Other => true,
-                // A result (not an error) of a resource request needs nothing (J4).
-                RequestKind::Resource { .. } => result,
-                _ => request.cancelled,
-            },
-        };
-        if passes {
-            self.pending.remove(&id);
+        let id = serde_json::from_slice::<&RawValue>(raw)
+            .ok()
+            .and_then(RequestId::from_raw);
+        match id {
+            Some(id) => self.machine.passes_early(Some(&id.into()), None, result),
+            None => false,
         }
-        passes
     }
 
     /// The decision for a long server message from what a [`crate::scan::Scan`] held
@@ -760,7 +671,7 @@ impl Shaper {
             // Held whole: the skeleton is the message.
             return LongMessage::Route(self.route_server_message(&scanned.skeleton));
         }
-        if scanned.batch || self.listing.in_flight() || self.listing.has_held() {
+        if scanned.batch || self.machine.listing_in_flight() || !self.waiting.is_empty() {
             return LongMessage::NeedsWhole;
         }
         if scanned.method.is_some() {
@@ -780,318 +691,101 @@ impl Shaper {
                 false => LongMessage::NeedsWhole,
             };
         };
-        let Some(id) = envelope.request_id() else {
+        let Some(id) = envelope.request_id().map(machine::RequestId::from) else {
             return unchanged;
         };
-        let Some(request) = self.pending.get(&id).cloned() else {
+        let is_result = envelope.result.is_some();
+        if !self.machine.answer_matters(&id, is_result) {
+            self.machine.forget(&id);
             return unchanged;
-        };
-        let shapes = match (&request.kind, &envelope.result, envelope.error) {
-            _ if request.cancelled => false,
-            (RequestKind::ToolsCall { .. }, Some(_), None) if !scanned.dropped => true,
-            (RequestKind::Other, _, _) => false,
-            (RequestKind::Resource { .. }, Some(_), None) => false,
+        }
+        let result = match envelope.result {
+            Some(result) if self.machine.is_pending_tool_call(&id) && !scanned.dropped => result,
             _ => return LongMessage::NeedsWhole,
-        };
-        let (true, RequestKind::ToolsCall { tool, arguments }, Some(result)) =
-            (shapes, request.kind, envelope.result)
-        else {
-            self.pending.remove(&id);
-            return unchanged;
         };
         let Some(result) = result
             .to_value()
             .and_then(|v| ToolResult::from_value(v).ok())
         else {
-            self.pending.remove(&id);
+            self.machine.forget(&id);
             return unchanged;
         };
         let held = scanned.held_in_part(&result);
-        let call = ToolCall {
-            tool,
-            arguments,
-            session: request.session,
-        };
-        let (known, context) = self.call_context(call, result.is_error());
-        let empty = ToolCatalog::new();
-        let catalog = if known { &self.catalog } else { &empty };
-        let Some(shaped) = shape_tool_call_in_part(catalog, &context, result, &held, &self.limit)
-        else {
-            return LongMessage::NeedsWhole;
-        };
-        self.pending.remove(&id);
-        let id_json = envelope.id.map_or("null", RawValue::get);
-        LongMessage::Route(Route::forward(self.forward_shaped(id_json, shaped)))
+        match self.machine.server_result_in_part(&id, result, &held) {
+            Some(answer) => {
+                let id_json = envelope.id.map_or("null", RawValue::get);
+                LongMessage::Route(Route::forward(forward(answer, id_json)))
+            }
+            None => LongMessage::NeedsWhole,
+        }
     }
 
     /// Record one client message; for a `tools/call`, its `params._meta`.
-    fn client_element(&mut self, bytes: &[u8]) -> Option<Option<Map<String, Value>>> {
+    fn client_element(&mut self, bytes: &[u8], may_send: bool) -> Option<OwnRequest> {
         let envelope = Envelope::parse(bytes)?;
         // `None`: a response to a server's request, or not a message.
         let method = envelope.method.as_deref()?;
         let params = envelope.params();
-        if method == "notifications/cancelled" {
-            let cancelled = params
-                .request_id
-                .and_then(crate::message::RequestId::from_raw);
-            if let Some(request) = cancelled.and_then(|id| self.pending.get_mut(&id)) {
-                request.cancelled = true;
-            }
-            return None;
-        }
-        if method == "notifications/initialized" && self.lifecycle.initialize {
-            self.lifecycle.initialized = true;
-        }
-        // A notification has no id.
         let (Some(id), Some(id_raw)) = (envelope.request_id(), envelope.id) else {
+            // A notification.
+            let cancelled = params.request_id.and_then(RequestId::from_raw);
+            self.machine
+                .client_notification(method, cancelled.map(Into::into).as_ref());
             return None;
         };
+        let mut request = ClientRequest::new(id.into(), id_raw.get(), method);
+        request.tool = params.name.map(std::borrow::Cow::into_owned);
+        request.arguments = params.arguments.0;
+        request.cursor = params.cursor.is_some();
+        request.uri = params.uri.map(std::borrow::Cow::into_owned);
+        request.meta = params.meta;
         if method == "initialize" {
-            self.lifecycle = Lifecycle {
-                initialize: true,
-                ..Lifecycle::default()
-            };
-            if let Some(raw) = envelope.params
-                && let Ok(value) = serde_json::from_str::<Value>(raw.get())
-            {
-                self.handshake = Session::from_initialize(&value);
-            }
+            request.initialize = envelope
+                .params
+                .and_then(|raw| serde_json::from_str(raw.get()).ok());
         }
-        let kind = match method {
-            "initialize" => RequestKind::Initialize,
-            "tools/list" => RequestKind::ToolsList {
-                first_page: params.cursor.is_none(),
-            },
-            "tools/call" => match &params.name {
-                Some(tool) => RequestKind::ToolsCall {
-                    tool: tool.clone().into_owned(),
-                    arguments: params.arguments.0,
-                },
-                None => RequestKind::Other,
-            },
-            m if m.starts_with("resources/") => RequestKind::Resource {
-                method: m.to_owned(),
-                uri: params.uri.as_deref().map(str::to_owned),
-            },
-            _ => RequestKind::Other,
-        };
-        let session = self.handshake.clone().or_request_meta(params.meta.as_ref());
-        let call = matches!(kind, RequestKind::ToolsCall { .. }).then_some(params.meta);
-        self.pending.insert(
-            id,
-            PendingRequest::new(id_raw.get().to_owned(), kind, session),
-        );
-        call
+        let own = self.machine.client_request(request, may_send);
+        if own.is_some() {
+            self.waiting.start();
+        }
+        own
     }
 
     fn server_element(&mut self, bytes: &[u8]) -> Forward {
         let Some(envelope) = Envelope::parse(bytes) else {
             return Forward::Unchanged;
         };
-        if envelope.method.as_deref() == Some("notifications/tools/list_changed") {
-            self.catalog_state = CatalogState::Unknown;
-            self.listing.tools_changed();
+        if let Some(method) = envelope.method.as_deref() {
+            self.machine.server_notification(method);
         }
         if !envelope.is_response() {
             return Forward::Unchanged;
         }
-        let Some(request) = envelope
-            .request_id()
-            .and_then(|id| self.pending.remove(&id))
-        else {
+        let Some(id) = envelope.request_id().map(machine::RequestId::from) else {
             return Forward::Unchanged;
         };
-        if request.cancelled {
-            return Forward::Unchanged; // E9
-        }
-        let id_json = envelope.id.map_or("null", RawValue::get);
-        match (request.kind, envelope.result, envelope.error) {
-            (RequestKind::Initialize, Some(result), _) => {
-                self.lifecycle.answered = self.lifecycle.initialize;
-                if let Some(value) = result.to_value() {
-                    let negotiated = Session::from_initialize(&value).revision;
-                    self.handshake.revision = negotiated.or(self.handshake.revision);
-                }
-                Forward::Unchanged
-            }
-            (RequestKind::ToolsList { first_page }, Some(result), _) => {
-                self.learn_tools(&result, first_page);
-                Forward::Unchanged
-            }
-            (RequestKind::ToolsCall { tool, arguments }, result, error) => {
-                let call = ToolCall {
-                    tool,
-                    arguments,
-                    session: request.session,
-                };
-                self.tool_call_response(id_json, call, result, error)
-            }
-            (RequestKind::Resource { method, uri }, None, Some(error)) => {
-                self.resource_error(id_json, &request.session, &method, uri.as_deref(), error)
-            }
-            _ => Forward::Unchanged,
-        }
-    }
-
-    fn learn_tools(&mut self, result: &ResultMembers, first_page: bool) {
-        if let Some(value) = result.to_value() {
-            self.learn_tools_value(&value, first_page);
-        }
-    }
-
-    fn learn_tools_value(&mut self, value: &Value, first_page: bool) {
-        if self.catalog_state == CatalogState::Unknown && !first_page {
-            self.catalog.invalidate();
-        }
-        self.catalog
-            .learn_page(value, first_page, std::time::Instant::now());
-        self.catalog_state = match self.catalog.is_complete() {
-            true => CatalogState::Complete,
-            false => CatalogState::Partial,
+        let is_result = envelope.result.is_some();
+        let response = match (&envelope.result, envelope.error) {
+            _ if !self.machine.answer_matters(&id, is_result) => None,
+            (Some(result), _) => result.to_value().map(Response::Result),
+            (None, Some(error)) => serde_json::from_str::<ProtocolError>(error.get())
+                .ok()
+                .map(Response::Error),
+            (None, None) => None,
         };
-    }
-
-    fn tool_call_response(
-        &mut self,
-        id_json: &str,
-        call: ToolCall,
-        result: Option<ResultMembers>,
-        error: Option<&RawValue>,
-    ) -> Forward {
-        let known = self.catalog.contains(&call.tool);
-        let outcome = match (result, error) {
-            (Some(result), None) => {
-                let Some(value) = result.to_value() else {
-                    return Forward::Unchanged;
-                };
-                match ToolResult::from_value(value) {
-                    Ok(result) => Outcome::Result(result),
-                    Err(_) => return Forward::Unchanged,
-                }
-            }
-            (None, Some(error)) => {
-                let Ok(error) = serde_json::from_str::<ProtocolError>(error.get()) else {
-                    return Forward::Unchanged;
-                };
-                if error.code == REQUEST_CANCELLED {
-                    return Forward::Unchanged; // E9, said by the server
-                }
-                if !known && !self.catalog_complete() && is_about_the_request(&error) {
-                    return Forward::Unchanged;
-                }
-                Outcome::Failure(Failure::from_protocol_error(&error))
-            }
-            _ => return Forward::Unchanged,
-        };
-        let failed = match &outcome {
-            Outcome::Failure(_) => true,
-            Outcome::Result(result) => result.is_error(),
-        };
-        let (known, context) = self.call_context(call, failed);
-        let empty = ToolCatalog::new();
-        let catalog = if known { &self.catalog } else { &empty };
-        let shaped = shape_tool_call(catalog, &context, outcome, &self.limit);
-        self.forward_shaped(id_json, shaped)
-    }
-
-    /// The call's context, and whether the catalog is to be consulted for it: a tool
-    /// is unknown (E8) only to a complete listing, and only when the call failed — a
-    /// success from a tool the listing lacks is passed on, not replaced.
-    fn call_context(&self, call: ToolCall, failed: bool) -> (bool, CallContext) {
-        let known = self.catalog.contains(&call.tool) || (self.catalog_complete() && failed);
-        let empty = ToolCatalog::new();
-        let catalog = if known { &self.catalog } else { &empty };
-        let context = catalog
-            .context(&call.tool)
-            .with_arguments(call.arguments)
-            .with_client(call.session.client);
-        (known, context)
-    }
-
-    /// What to send for a shaped call, its failure logged.
-    fn forward_shaped(&mut self, id_json: &str, shaped: Shaped) -> Forward {
-        let converted = shaped.log.is_some();
-        if let Some(record) = shaped.log {
-            self.record(record);
-        }
-        match shaped.response {
-            Err(unknown_tool) => Forward::Rewritten(error_response(id_json, &unknown_tool)),
-            Ok(result) if converted || shaped.truncation.is_some() => {
-                Forward::Rewritten(result_response(id_json, &result))
-            }
-            Ok(_) => Forward::Unchanged,
-        }
-    }
-
-    fn catalog_complete(&self) -> bool {
-        self.catalog_state == CatalogState::Complete
-    }
-
-    /// The error answering a `resources/*` request, as the core maps it: a failure by
-    /// family (P1), a server's own resource-not-found with the code of the request's
-    /// revision and the request's uri (J4, R3), anything else unchanged (P2).
-    fn resource_error(
-        &mut self,
-        id_json: &str,
-        session: &Session,
-        method: &str,
-        uri: Option<&str>,
-        error: &RawValue,
-    ) -> Forward {
-        let Ok(error) = serde_json::from_str::<ProtocolError>(error.get()) else {
-            return Forward::Unchanged;
-        };
-        let shaped = shape_request_error(&error, method, session, uri);
-        if let Some(record) = shaped.log {
-            self.record(record);
-        }
-        if shaped.error == error {
-            Forward::Unchanged
-        } else {
-            Forward::Rewritten(error_response(id_json, &shaped.error))
-        }
-    }
-
-    fn record(&mut self, record: LogRecord) {
-        self.counts.record(&record);
-        if self.log.len() >= MAX_LOG_RECORDS {
-            self.log.remove(0);
-        }
-        self.log.push(record);
+        let answer =
+            self.machine
+                .server_response(&id, response.unwrap_or(Response::Unread), Instant::now());
+        forward(answer, envelope.id.map_or("null", RawValue::get))
     }
 }
 
-/// The members of a request's `_meta` that a client without a handshake sends in
-/// every request (`io.modelcontextprotocol/…`: its revision, identity, capabilities),
-/// for the shaper's own requests; `None` unless the revision is among them (then the
-/// client is one of 2026-07-28, R2/R3).
-fn stateless_meta(meta: Option<&Map<String, Value>>) -> Option<Map<String, Value>> {
-    let meta = meta?;
-    meta.contains_key(PROTOCOL_VERSION_META_KEY).then(|| {
-        meta.iter()
-            .filter(|(key, _)| key.starts_with(META_KEY_PREFIX))
-            .map(|(key, value)| (key.clone(), value.clone()))
-            .collect()
-    })
-}
-
-/// The namespace of the MCP specification's own `_meta` keys.
-const META_KEY_PREFIX: &str = "io.modelcontextprotocol/";
-
-/// What a pending `tools/call` was.
-struct ToolCall {
-    tool: String,
-    arguments: Vec<String>,
-    session: Session,
-}
-
-/// Whether a `tools/call` error is about the request rather than the tool's run: a
-/// JSON-RPC-level code, or the server saying the tool does not exist. Without a
-/// complete catalog such an error is not a failure of a known tool, and passes.
-fn is_about_the_request(error: &ProtocolError) -> bool {
-    let request_level = matches!(
-        error.code,
-        code::PARSE_ERROR | code::INVALID_REQUEST | code::METHOD_NOT_FOUND
-    );
-    request_level || error.message.to_ascii_lowercase().contains("unknown tool")
+/// The bytes to send for the machine's answer, under the id as the server wrote it
+/// (`id_json`: its bytes are kept, escapes and all).
+fn forward(answer: Answer, id_json: &str) -> Forward {
+    match answer {
+        Answer::Unchanged => Forward::Unchanged,
+        Answer::Result { result, .. } => Forward::Rewritten(result_response(id_json, &result)),
+        Answer::Error { error, .. } => Forward::Rewritten(error_response(id_json, &error)),
+    }
 }

@@ -180,7 +180,7 @@ fn unchanged_lines_stream_through() {
     assert!(
         shaper
             .pending()
-            .get(&backstop_jsonrpc::message::RequestId::Number("2".into()))
+            .get(&backstop_core::machine::RequestId::Number("2".into()))
             .is_none()
     );
 

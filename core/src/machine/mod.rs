@@ -486,9 +486,9 @@ impl SessionMachine {
         passes
     }
 
-    /// Whether `id` answers a pending `tools/call`, whose shaping needs the catalog: an
-    /// adapter holds it while backstop's own listing is in flight.
-    pub fn awaits_catalog(&self, id: &RequestId) -> bool {
+    /// Whether `id` is a pending `tools/call`: its answer is shaped with the catalog (an
+    /// adapter holds it while backstop's own listing is in flight).
+    pub fn is_pending_tool_call(&self, id: &RequestId) -> bool {
         self.pending
             .get(id)
             .is_some_and(|request| matches!(request.kind, RequestKind::ToolsCall { .. }))
@@ -845,7 +845,7 @@ mod tests {
             machine.client_request(call(5, "t"), true).is_none(),
             "one at a time"
         );
-        assert!(machine.awaits_catalog(&id(4)) && !machine.awaits_catalog(&id(0)));
+        assert!(machine.is_pending_tool_call(&id(4)) && !machine.is_pending_tool_call(&id(0)));
         assert!(
             !machine.passes_early(Some(&id(9)), None, true),
             "the listing keeps the order"
