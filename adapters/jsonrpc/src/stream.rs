@@ -41,6 +41,15 @@ use crate::shaper::{Forward, LongMessage as LongDecision, Route, Shaper};
 /// ```
 pub const WHOLE_LINE_BYTES: usize = 4 << 20;
 
+/// Line buffers this long or longer are not kept once their line is handled: the
+/// buffer is released so that one huge message does not pin its memory for the whole
+/// session (SPEC B2).
+///
+/// ```
+/// assert_eq!(backstop_jsonrpc::stream::KEEP_BUFFER_BYTES, 4 * 1024 * 1024);
+/// ```
+pub const KEEP_BUFFER_BYTES: usize = 4 << 20;
+
 /// What the owner of a [`ServerStream`] does with the bytes (it owns the pipes).
 pub trait Sink {
     /// Send these bytes to the client now, after everything sent before.
@@ -107,8 +116,8 @@ impl Sink for MemorySink {
 
 /// How messages are framed on the way to the client: what ends one sent as it came,
 /// how one the shaper wrote is sent, and where the message is in a framed one. The
-/// framing of the stdio proxy is [`LineFrame`]; the HTTP modes have theirs
-/// ([`crate::http::shape`]).
+/// framing of the stdio proxy is [`LineFrame`]; the HTTP modes have theirs (an HTTP
+/// body, an SSE event: the `backstop` crate's `http::shape`).
 pub trait Frame {
     /// Send what ends a message sent as it came, if anything (a line's line break).
     fn end_original(&mut self, sink: &mut impl Sink);
@@ -503,7 +512,7 @@ impl ServerStream {
     fn whole_line(&mut self, shaper: &mut Shaper, sink: &mut impl Sink) {
         let route = shaper.route_server_message(&self.line);
         emit(route, Held::Here(&self.line), &mut LineFrame, sink);
-        if self.line.capacity() > crate::framing::KEEP_BUFFER_BYTES {
+        if self.line.capacity() > KEEP_BUFFER_BYTES {
             self.line = Vec::new();
         }
         self.line.clear();
