@@ -11,6 +11,7 @@
 //! - [`held`]: where the bytes of a long message wait while the shaper cannot decide
 //!   yet — memory, then an unnamed temporary file (SPEC B3).
 //! - [`framing`]: newline-delimited messages on a byte stream (MCP stdio).
+//! - [`log`]: the stderr line of each converted failure, in every mode.
 //!
 //! ```
 //! use backstop::framing::LineReader;
@@ -22,6 +23,7 @@
 pub mod framing;
 pub mod held;
 pub mod http;
+pub mod log;
 pub mod proxy;
 
 /// The README's examples, compiled and run as doc tests so that they stay true.

@@ -38,7 +38,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use backstop_core::protocol_error::code;
-use backstop_core::{LogRecord, ProtocolError};
+use backstop_core::ProtocolError;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::json;
@@ -48,6 +48,7 @@ use signal_hook::iterator::Signals;
 use backstop_jsonrpc::Shaper;
 use crate::framing::{LineReader, write_line};
 use crate::held::HeldInBackground;
+use crate::log::log_failure;
 use backstop_jsonrpc::stream::{ServerStream, Sink};
 
 /// The server to run: a program and its arguments.
@@ -151,7 +152,8 @@ type ClientOutput = Arc<Mutex<BufWriter<io::Stdout>>>;
 /// An error is returned only when the server cannot be started.
 ///
 /// ```no_run
-/// use backstop_jsonrpc::{Shaper, proxy::{ServerCommand, run}};
+/// use backstop::proxy::{ServerCommand, run};
+/// use backstop_jsonrpc::Shaper;
 /// let code = run(&ServerCommand::new("my-mcp-server", ["--stdio"]), Shaper::default(), true).unwrap();
 /// std::process::exit(code);
 /// ```
@@ -300,15 +302,6 @@ impl Sink for ClientSink<'_> {
     fn to_server(&mut self, request: Vec<u8>) {
         let _ = self.own_requests.send(request);
     }
-}
-
-/// G1, G2: one line on stderr per converted failure, as JSON after `backstop: `.
-fn log_failure(record: &LogRecord) {
-    let line = json!({
-        "level": record.level.as_str(), "method": record.method, "tool": record.tool,
-        "error_type": record.error_type, "expected": record.expected, "message": record.message,
-    });
-    eprintln!("backstop: {line}");
 }
 
 /// The server's stdin, shared by the client's pump and the writer of the shaper's own

@@ -39,7 +39,8 @@ impl Shaping {
     /// answered, [`list_first`]) before it — none, most times.
     ///
     /// ```
-    /// use backstop_jsonrpc::{Shaper, http::Shaping};
+    /// use backstop::http::Shaping;
+    /// use backstop_jsonrpc::Shaper;
     /// let shaping = Shaping::new(Shaper::default(), false);
     /// let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
     /// let first = shaping.client_route(call);

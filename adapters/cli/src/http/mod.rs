@@ -25,9 +25,9 @@ pub mod upstream;
 
 use std::sync::{Mutex, PoisonError};
 
-use backstop_core::{LogRecord, ProtocolError};
-use serde_json::json;
+use backstop_core::ProtocolError;
 
+use crate::log::log_failure;
 use backstop_jsonrpc::Shaper;
 pub use backstop_jsonrpc::message::{request_ids, response_ids};
 
@@ -44,7 +44,8 @@ pub struct Options {
 /// for what the client sends, [`shape`](Self::shape) for what the server sends.
 ///
 /// ```
-/// use backstop_jsonrpc::{Forward, Shaper, http::Shaping};
+/// use backstop::http::Shaping;
+/// use backstop_jsonrpc::{Forward, Shaper};
 /// let shaping = Shaping::new(Shaper::default(), false);
 /// shaping.client_body(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#);
 /// let error = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"boom"}}"#;
@@ -92,7 +93,8 @@ impl Shaping {
     /// error response each, for the client; none of them is pending any more (B1, B2).
     ///
     /// ```
-    /// use backstop_jsonrpc::{Shaper, http::Shaping};
+    /// use backstop::http::Shaping;
+    /// use backstop_jsonrpc::Shaper;
     /// let shaping = Shaping::new(Shaper::default(), false);
     /// shaping.client_body(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#);
     /// let error = backstop_core::ProtocolError::new(-32603, "The MCP server at http://h/mcp answered HTTP 500");
@@ -108,16 +110,6 @@ impl Shaping {
     pub fn pending(&self) -> usize {
         lock(&self.shaper).pending().len()
     }
-}
-
-/// G1, G2: one line on stderr per converted failure, as JSON after `backstop: `
-/// (the stdio proxy's format).
-fn log_failure(record: &LogRecord) {
-    let line = json!({
-        "level": record.level.as_str(), "method": record.method, "tool": record.tool,
-        "error_type": record.error_type, "expected": record.expected, "message": record.message,
-    });
-    eprintln!("backstop: {line}");
 }
 
 /// Whether a body reads as JSON at all (a JSON-RPC message or batch, or not): UTF-8
