@@ -134,7 +134,7 @@ impl HeldBytes {
 /// ```
 #[derive(Debug)]
 pub struct HeldInBackground {
-    commands: SyncSender<Command>,
+    commands: SyncSender<WriterCommand>,
     /// Buffers the writer has emptied, to be filled again.
     spare: Receiver<Vec<u8>>,
     /// The buffer being filled.
@@ -147,8 +147,9 @@ pub const BUFFER_BYTES: usize = 256 << 10;
 /// The most buffers on their way to the writer at once.
 pub const IN_FLIGHT_BUFFERS: usize = 8;
 
+/// What the writer thread of a [`HeldInBackground`] is told to do.
 #[derive(Debug)]
-enum Command {
+enum WriterCommand {
     Hold(Vec<u8>),
     Take(Sender<HeldBytes>),
     Discard,
@@ -163,22 +164,22 @@ impl Default for HeldInBackground {
 impl HeldInBackground {
     /// Held bytes with a writer thread of their own (it ends when they are dropped).
     pub fn new() -> Self {
-        let (commands, received) = mpsc::sync_channel::<Command>(IN_FLIGHT_BUFFERS);
+        let (commands, received) = mpsc::sync_channel::<WriterCommand>(IN_FLIGHT_BUFFERS);
         let (emptied, spare) = mpsc::channel();
         std::thread::spawn(move || {
             let mut held = HeldBytes::default();
             for command in received {
                 match command {
-                    Command::Hold(mut buffer) => {
+                    WriterCommand::Hold(mut buffer) => {
                         held.hold(&buffer);
                         buffer.clear();
                         let _ = emptied.send(buffer);
                     }
-                    Command::Take(answer) => {
+                    WriterCommand::Take(answer) => {
                         let _ = answer.send(held.take());
                     }
                     // Dropped here: closing a big temporary file takes time too.
-                    Command::Discard => held = HeldBytes::default(),
+                    WriterCommand::Discard => held = HeldBytes::default(),
                 }
             }
         });
@@ -212,25 +213,25 @@ impl HeldInBackground {
     pub fn take(&mut self) -> HeldBytes {
         self.hand_over();
         let (answer, taken) = mpsc::channel();
-        self.send(Command::Take(answer));
+        self.send(WriterCommand::Take(answer));
         taken.recv().unwrap_or_default()
     }
 
     /// Forget everything held.
     pub fn discard(&mut self) {
         self.filling.clear();
-        self.send(Command::Discard);
+        self.send(WriterCommand::Discard);
     }
 
     /// Send the buffer being filled to the writer.
     fn hand_over(&mut self) {
         if !self.filling.is_empty() {
             let buffer = std::mem::take(&mut self.filling);
-            self.send(Command::Hold(buffer));
+            self.send(WriterCommand::Hold(buffer));
         }
     }
 
-    fn send(&self, command: Command) {
+    fn send(&self, command: WriterCommand) {
         // The writer ends only when `commands` is dropped, with `self`.
         let _ = self.commands.send(command);
     }

@@ -134,7 +134,7 @@ pub fn server_exited_error(status: ExitStatus) -> ProtocolError {
 }
 
 /// How long server messages are held for the shaper's own `tools/list` (see
-/// [`Shaper::held_for_listing`]) before they are sent on without its catalog.
+/// [`Shaper::queued_for_listing`]) before they are sent on without its catalog.
 ///
 /// ```
 /// assert_eq!(backstop::proxy::LISTING_PATIENCE.as_secs(), 5);
@@ -357,7 +357,7 @@ fn spawn_request_writer(to_server: ServerInput) -> Sender<Vec<u8>> {
     sender
 }
 
-/// A thread that releases the messages held for the shaper's own listing when the
+/// A thread that releases the messages queued for the shaper's own listing when the
 /// same request of it has gone unanswered for [`LISTING_PATIENCE`]. It writes them
 /// while it holds the shaper, so nothing the server sent later can overtake them.
 fn spawn_listing_watchdog(shaper: Arc<Mutex<Shaper>>, out: ClientOutput, log_failures: bool) {
@@ -366,7 +366,7 @@ fn spawn_listing_watchdog(shaper: Arc<Mutex<Shaper>>, out: ClientOutput, log_fai
         loop {
             thread::sleep(LISTING_PATIENCE / 10);
             let mut shaper = lock(&shaper);
-            waiting = match (shaper.held_for_listing(), waiting) {
+            waiting = match (shaper.queued_for_listing(), waiting) {
                 (None, _) => None,
                 (Some(request), Some((since, at))) if since == request => {
                     if at.elapsed() < LISTING_PATIENCE {

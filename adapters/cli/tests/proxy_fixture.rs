@@ -144,7 +144,7 @@ fn e8_from_the_first_call_the_proxy_lists_the_tools_itself() {
 }
 
 #[test]
-fn e8_a_listing_that_fails_releases_the_held_answer_as_the_server_gave_it() {
+fn e8_a_listing_that_fails_releases_the_queued_answer_as_the_server_gave_it() {
     let mut proxy = fixture_listing("late,error");
     proxy.send_json(&call(json!(1), "ech", json!({})));
     assert_eq!(

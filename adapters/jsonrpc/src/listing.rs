@@ -5,13 +5,13 @@
 //! number: strings no client picks by chance), page by page along `nextCursor`, and
 //! their answers are read by the shaper, never forwarded. While a listing is in
 //! flight, the server's answers that need the catalog (`tools/call` responses) are
-//! *held* here, together with everything the server sends after them, so that the
-//! client gets every message in the order the server sent it (B1). Holding is bounded
-//! ([`MAX_HELD_MESSAGES`], [`MAX_HELD_BYTES`], [`MAX_PAGES`]): past a bound the listing
-//! stops holding, and what it held goes on decided without a catalog.
+//! *queued* here, together with everything the server sends after them, so that the
+//! client gets every message in the order the server sent it (B1). The queue is bounded
+//! ([`MAX_QUEUED_MESSAGES`], [`MAX_QUEUED_BYTES`], [`MAX_PAGES`]): past a bound the listing
+//! stops queueing, and what it queued goes on decided without a catalog.
 //!
 //! This module only keeps that state and writes the requests; the [`Shaper`]
-//! (crate::Shaper) decides when to list and what a held message becomes.
+//! (crate::Shaper) decides when to list and what a queued message becomes.
 
 use std::collections::VecDeque;
 
@@ -35,21 +35,21 @@ pub const LISTING_ID_PREFIX: &str = "backstop/tools/list#";
 /// ```
 pub const MAX_PAGES: usize = 1000;
 
-/// The most server messages held while a listing is in flight.
+/// The most server messages queued while a listing is in flight.
 ///
 /// ```
-/// assert!(backstop_jsonrpc::listing::MAX_HELD_MESSAGES >= 1);
+/// assert!(backstop_jsonrpc::listing::MAX_QUEUED_MESSAGES >= 1);
 /// ```
-pub const MAX_HELD_MESSAGES: usize = 1024;
+pub const MAX_QUEUED_MESSAGES: usize = 1024;
 
-/// The most bytes of server messages held while a listing is in flight, the first
-/// held message aside (it is held whatever its size: it would be held whole anyway
+/// The most bytes of server messages queued while a listing is in flight, the first
+/// queued message aside (it is queued whatever its size: it would be held whole anyway
 /// to be shaped, SPEC B2).
 ///
 /// ```
-/// assert_eq!(backstop_jsonrpc::listing::MAX_HELD_BYTES, 64 * 1024 * 1024);
+/// assert_eq!(backstop_jsonrpc::listing::MAX_QUEUED_BYTES, 64 * 1024 * 1024);
 /// ```
-pub const MAX_HELD_BYTES: usize = 64 << 20;
+pub const MAX_QUEUED_BYTES: usize = 64 << 20;
 
 /// The page request in flight.
 #[derive(Debug, Clone)]
@@ -60,7 +60,7 @@ struct Page {
 }
 
 /// The state of the shaper's own listing: the request in flight, the `_meta` its
-/// requests carry, and the server messages held until it is done.
+/// requests carry, and the server messages queued until it is done.
 ///
 /// ```
 /// use backstop_jsonrpc::listing::OwnListing;
@@ -70,11 +70,11 @@ struct Page {
 /// let request = listing.start(None);
 /// assert_eq!(request, br#"{"jsonrpc":"2.0","id":"backstop/tools/list#1","method":"tools/list"}"#);
 /// assert!(listing.answers(&RequestId::String("backstop/tools/list#1".into())));
-/// assert!(listing.hold(b"held".to_vec()));
+/// assert!(listing.queue(b"queued".to_vec()));
 /// let next = listing.next_page(&serde_json::json!("p2")).unwrap();
 /// assert!(next.starts_with(br#"{"jsonrpc":"2.0","id":"backstop/tools/list#2""#));
 /// listing.finish();
-/// assert_eq!(listing.take_held(), [b"held".to_vec()]);
+/// assert_eq!(listing.take_queued(), [b"queued".to_vec()]);
 /// assert!(!listing.in_flight());
 /// ```
 #[derive(Debug, Clone, Default)]
@@ -82,10 +82,10 @@ pub struct OwnListing {
     requests_sent: u64,
     page: Option<Page>,
     meta: Option<Map<String, Value>>,
-    holding: bool,
+    queueing: bool,
     failed: bool,
-    held: VecDeque<Vec<u8>>,
-    held_bytes: usize,
+    queued: VecDeque<Vec<u8>>,
+    queued_bytes: usize,
 }
 
 impl OwnListing {
@@ -100,7 +100,7 @@ impl OwnListing {
     /// ```
     pub fn start(&mut self, meta: Option<Map<String, Value>>) -> Vec<u8> {
         self.meta = meta;
-        self.holding = true;
+        self.queueing = true;
         self.failed = false;
         self.request(None, 1)
     }
@@ -187,80 +187,80 @@ impl OwnListing {
         self.page.is_some()
     }
 
-    /// Whether server messages are held now: a listing is in flight and no bound was
+    /// Whether server messages are queued now: a listing is in flight and no bound was
     /// passed.
-    pub fn holding(&self) -> bool {
-        self.in_flight() && self.holding
+    pub fn queueing(&self) -> bool {
+        self.in_flight() && self.queueing
     }
 
-    /// Whether messages are held.
+    /// Whether messages are queued.
     ///
     /// ```
-    /// assert!(!backstop_jsonrpc::listing::OwnListing::default().has_held());
+    /// assert!(!backstop_jsonrpc::listing::OwnListing::default().has_queued());
     /// ```
-    pub fn has_held(&self) -> bool {
-        !self.held.is_empty()
+    pub fn has_queued(&self) -> bool {
+        !self.queued.is_empty()
     }
 
-    /// Hold a server message; `false` (and not held) when a bound would be passed, or
-    /// when no listing holds: the caller then releases what is held and forwards
+    /// Queue a server message; `false` (and not queued) when a bound would be passed, or
+    /// when no listing queues: the caller then releases what is queued and forwards
     /// `message` after it.
     ///
     /// ```
     /// let mut listing = backstop_jsonrpc::listing::OwnListing::default();
-    /// assert!(!listing.hold(b"x".to_vec()), "nothing to wait for");
+    /// assert!(!listing.queue(b"x".to_vec()), "nothing to wait for");
     /// ```
-    pub fn hold(&mut self, message: Vec<u8>) -> bool {
-        let over = self.held.len() >= MAX_HELD_MESSAGES
-            || (!self.held.is_empty() && self.held_bytes + message.len() > MAX_HELD_BYTES);
-        if !self.holding() || over {
-            self.holding = false;
+    pub fn queue(&mut self, message: Vec<u8>) -> bool {
+        let over = self.queued.len() >= MAX_QUEUED_MESSAGES
+            || (!self.queued.is_empty() && self.queued_bytes + message.len() > MAX_QUEUED_BYTES);
+        if !self.queueing() || over {
+            self.queueing = false;
             return false;
         }
-        self.held_bytes += message.len();
-        self.held.push_back(message);
+        self.queued_bytes += message.len();
+        self.queued.push_back(message);
         true
     }
 
-    /// Take the held messages, oldest first.
-    pub fn take_held(&mut self) -> VecDeque<Vec<u8>> {
-        self.held_bytes = 0;
-        std::mem::take(&mut self.held)
+    /// Take the queued messages, oldest first.
+    pub fn take_queued(&mut self) -> VecDeque<Vec<u8>> {
+        self.queued_bytes = 0;
+        std::mem::take(&mut self.queued)
     }
 
     /// The listing is over (its last page came, or it failed): nothing in flight.
     pub fn finish(&mut self) {
         self.page = None;
-        self.holding = false;
+        self.queueing = false;
     }
 
-    /// The server is too slow to answer: stop holding (the caller releases what is
-    /// held), and start no new listing until the tool list changes; an answer that still
+    /// The server is too slow to answer: stop queueing (the caller releases what is
+    /// queued), and start no new listing until the tool list changes; an answer that still
     /// comes is read as usual.
     ///
     /// ```
     /// let mut listing = backstop_jsonrpc::listing::OwnListing::default();
     /// listing.start(None);
     /// listing.give_up();
-    /// assert!(listing.in_flight() && !listing.holding() && listing.failed());
+    /// assert!(listing.in_flight() && !listing.queueing() && listing.failed());
     /// ```
     pub fn give_up(&mut self) {
-        self.holding = false;
+        self.queueing = false;
         self.failed = true;
     }
 
-    /// Which request of the listing is in flight while messages are held (a number
-    /// that changes with every page asked for); `None` when nothing is held.
+    /// Which request of the listing is in flight while messages are queued (a number
+    /// that changes with every page asked for); `None` when nothing is queued.
     ///
     /// ```
     /// let mut listing = backstop_jsonrpc::listing::OwnListing::default();
     /// listing.start(None);
-    /// assert_eq!(listing.holding_for(), None);
-    /// listing.hold(b"x".to_vec());
-    /// assert_eq!(listing.holding_for(), Some(1));
+    /// assert_eq!(listing.queueing_for(), None);
+    /// listing.queue(b"x".to_vec());
+    /// assert_eq!(listing.queueing_for(), Some(1));
     /// ```
-    pub fn holding_for(&self) -> Option<u64> {
-        (self.has_held() && self.in_flight()).then_some(self.requests_sent)
+    pub fn queueing_for(&self) -> Option<u64> {
+        (self.has_queued() && self.in_flight()).then_some(self.requests_sent)
     }
 
     /// The listing failed (an error, or an answer that is not a tool list): no new

@@ -216,15 +216,15 @@ impl Scan {
         self.method.as_deref()
     }
 
-    /// The bytes the scan holds now: the skeleton and the tails of strings held in
+    /// The bytes the scan keeps now: the skeleton and the tails of strings held in
     /// part (B3: about the cap, however long the message).
     ///
     /// ```
     /// let mut scan = backstop_jsonrpc::scan::Scan::new(1_000);
     /// scan.push(b"[1,2]");
-    /// assert_eq!(scan.held_bytes(), 5);
+    /// assert_eq!(scan.kept_bytes(), 5);
     /// ```
-    pub fn held_bytes(&self) -> usize {
+    pub fn kept_bytes(&self) -> usize {
         let open = self.string.as_ref().and_then(|s| s.ring.as_ref());
         self.skeleton.len()
             + self

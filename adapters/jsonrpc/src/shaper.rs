@@ -107,12 +107,12 @@ impl Forward {
 pub struct Route {
     /// Requests of the shaper's own for the server (its `tools/list`), to send first.
     pub to_server: Vec<Vec<u8>>,
-    /// Server messages the shaper held and now releases, in the order they came, for
+    /// Server messages the shaper queued and now releases, in the order they came, for
     /// the client.
     pub to_client: Vec<Vec<u8>>,
     /// The message itself, to send on the way it was going; `None` when the shaper
     /// keeps it: the answer to its own listing (read, never forwarded), or a server
-    /// message held until that listing is done (it comes back in a later
+    /// message queued until that listing is done (it comes back in a later
     /// [`to_client`](Self::to_client)).
     pub forward: Option<Forward>,
 }
@@ -135,7 +135,7 @@ impl Route {
 /// What to do with a long message a [`crate::scan::Scan`] read
 /// ([`Shaper::long_server_message`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LongMessage {
+pub enum LongDecision {
     /// Send what this says; [`Forward::Unchanged`] is the message as it came.
     Route(Route),
     /// What was held of it is not enough to decide: read it whole.
@@ -344,7 +344,7 @@ impl Shaper {
     /// assert_eq!(route.forward, Some(Forward::Unchanged));
     /// assert_eq!(route.to_server, [br#"{"jsonrpc":"2.0","id":"backstop/tools/list#1","method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#]);
     ///
-    /// // The server answers the call first: held until the listing is done.
+    /// // The server answers the call first: queued until the listing is done.
     /// let unknown = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: ech"}}"#;
     /// assert_eq!(shaper.route_server_message(unknown).forward, None);
     /// let list = br#"{"jsonrpc":"2.0","id":"backstop/tools/list#1","result":{"tools":[{"name":"echo"}]}}"#;
@@ -381,7 +381,7 @@ impl Shaper {
     /// [`server_message`](Self::server_message) for a transport that can send the
     /// shaper's own messages (see [`route_client_message`](Self::route_client_message)):
     /// the answers to the shaper's listing are read here and not forwarded; while it
-    /// is in flight, a `tools/call` response and everything after it are held, and
+    /// is in flight, a `tools/call` response and everything after it are queued, and
     /// released — shaped with the listing's catalog, in the order they came — when
     /// the listing is done, fails, or passes a bound of [`crate::listing`].
     ///
@@ -392,7 +392,7 @@ impl Shaper {
     /// assert_eq!(shaper.route_server_message(line).forward, Some(Forward::Unchanged));
     /// ```
     pub fn route_server_message(&mut self, bytes: &[u8]) -> Route {
-        if !self.listing.in_flight() && !self.listing.has_held() {
+        if !self.listing.in_flight() && !self.listing.has_queued() {
             return Route::forward(self.server_message(bytes));
         }
         if let Some(envelope) = Envelope::parse(bytes)
@@ -401,32 +401,32 @@ impl Shaper {
         {
             return self.listing_answer(envelope.result, envelope.error.is_some());
         }
-        if !self.listing.has_held() && !self.awaits_catalog(bytes) {
+        if !self.listing.has_queued() && !self.awaits_catalog(bytes) {
             return Route::forward(self.server_message(bytes));
         }
-        if self.listing.hold(bytes.to_vec()) {
+        if self.listing.queue(bytes.to_vec()) {
             return Route::default();
         }
-        // A bound was passed: what is held goes first, then this message.
-        let mut route = self.release_held();
+        // A bound was passed: what is queued goes first, then this message.
+        let mut route = self.release_queued();
         route.forward = Some(self.server_message(bytes));
         route
     }
 
-    /// Which request of the shaper's own listing server messages are held for (a
-    /// number that changes with each page); `None` when nothing is held. A transport
+    /// Which request of the shaper's own listing server messages are queued for (a
+    /// number that changes with each page); `None` when nothing is queued. A transport
     /// with a clock calls [`give_up_listing`](Self::give_up_listing) when the same
-    /// number stays too long: a server that never answers must not hold the client's
+    /// number stays too long: a server that never answers must not keep the client's
     /// answers forever (B1).
     ///
     /// ```
-    /// assert_eq!(backstop_jsonrpc::Shaper::default().held_for_listing(), None);
+    /// assert_eq!(backstop_jsonrpc::Shaper::default().queued_for_listing(), None);
     /// ```
-    pub fn held_for_listing(&self) -> Option<u64> {
-        self.listing.holding_for()
+    pub fn queued_for_listing(&self) -> Option<u64> {
+        self.listing.queueing_for()
     }
 
-    /// Stop waiting for the shaper's own listing: the held messages, decided without
+    /// Stop waiting for the shaper's own listing: the queued messages, decided without
     /// its catalog, oldest first, for the client. No new listing starts until the
     /// tool list changes; the listing's answer, if it still comes, is read and not
     /// forwarded.
@@ -437,11 +437,11 @@ impl Shaper {
     /// ```
     pub fn give_up_listing(&mut self) -> Vec<Vec<u8>> {
         self.listing.give_up();
-        self.release_held().to_client
+        self.release_queued().to_client
     }
 
     /// The answer to a page of the shaper's own listing: learn it, ask for the next
-    /// page, or end the listing and release what it held.
+    /// page, or end the listing and release what it queued.
     fn listing_answer(&mut self, result: Option<ResultMembers>, failed: bool) -> Route {
         let first_page = self.listing.first_page();
         let next = match result.as_ref().and_then(ResultMembers::to_value) {
@@ -452,7 +452,7 @@ impl Shaper {
                     Some(cursor) => self.listing.next_page(&cursor),
                     None => {
                         self.listing.finish();
-                        return self.release_held();
+                        return self.release_queued();
                     }
                 }
             }
@@ -465,7 +465,7 @@ impl Shaper {
             },
             None => {
                 self.listing.fail();
-                self.release_held()
+                self.release_queued()
             }
         }
     }
@@ -486,11 +486,11 @@ impl Shaper {
         }
     }
 
-    /// Release the held messages, oldest first, each shaped as it would have been had
+    /// Release the queued messages, oldest first, each shaped as it would have been had
     /// it come now (with what the listing learnt, or without a catalog).
-    fn release_held(&mut self) -> Route {
-        let held = self.listing.take_held();
-        let to_client = held
+    fn release_queued(&mut self) -> Route {
+        let queued = self.listing.take_queued();
+        let to_client = queued
             .into_iter()
             .map(|message| match self.server_message(&message) {
                 Forward::Unchanged => message,
@@ -557,7 +557,7 @@ impl Shaper {
     fn cannot_change(&self, bytes: &[u8]) -> bool {
         self.pending.is_empty()
             && !self.listing.in_flight()
-            && !self.listing.has_held()
+            && !self.listing.has_queued()
             && memchr::memmem::find(bytes, b"list_changed").is_none()
             && memchr::memmem::find(bytes, b"\\u").is_none()
     }
@@ -599,7 +599,7 @@ impl Shaper {
     }
 
     /// Answer every pending request with `error` (the server is gone), oldest first:
-    /// one response line each, to send to the client. Messages held for the shaper's
+    /// one response line each, to send to the client. Messages queued for the shaper's
     /// own listing come first, decided without its catalog (the listing cannot end).
     ///
     /// ```
@@ -612,7 +612,7 @@ impl Shaper {
     /// ```
     pub fn answer_pending(&mut self, error: &ProtocolError) -> Vec<Vec<u8>> {
         self.listing.fail();
-        let mut lines = self.release_held().to_client;
+        let mut lines = self.release_queued().to_client;
         lines.extend(
             self.pending
                 .drain()
@@ -652,7 +652,7 @@ impl Shaper {
 
     /// End the shaper's own listing for a transport on which its answer can no longer
     /// come (the request that carried it failed, or timed out and was dropped): the
-    /// held messages, decided without its catalog, oldest first, for the client. Unlike
+    /// queued messages, decided without its catalog, oldest first, for the client. Unlike
     /// [`give_up_listing`](Self::give_up_listing), nothing is left in flight, so
     /// messages are no longer read whole for the listing's sake (B3), and a change of
     /// the tool list lets a new listing start.
@@ -671,7 +671,7 @@ impl Shaper {
     /// ```
     pub fn abandon_listing(&mut self) -> Vec<Vec<u8>> {
         self.listing.fail();
-        self.release_held().to_client
+        self.release_queued().to_client
     }
 
     /// Whether a long server message whose top-level `id` or `method` (raw JSON) is
@@ -690,7 +690,7 @@ impl Shaper {
     /// assert!(!shaper.passes_early(None, None, true), "a result, its id not known yet");
     /// ```
     pub fn passes_early(&mut self, id: Option<&[u8]>, method: Option<&[u8]>, result: bool) -> bool {
-        if self.listing.in_flight() || self.listing.has_held() {
+        if self.listing.in_flight() || self.listing.has_queued() {
             return false; // its order is the listing's to keep
         }
         if let Some(method) = method {
@@ -741,32 +741,32 @@ impl Shaper {
     /// core as the whole would be ([`shape_tool_call_in_part`]); a message that was
     /// held whole is shaped as [`route_server_message`](Self::route_server_message)
     /// would; one that cannot need a change is sent as it came; anything else is
-    /// [`LongMessage::NeedsWhole`].
+    /// [`LongDecision::NeedsWhole`].
     ///
     /// ```
-    /// use backstop_jsonrpc::{Forward, Shaper, shaper::LongMessage, scan::Scan};
+    /// use backstop_jsonrpc::{Forward, Shaper, shaper::LongDecision, scan::Scan};
     /// let mut shaper = Shaper::default();
     /// let mut scan = Scan::new(1_000_000);
     /// scan.push(br#"{"jsonrpc":"2.0","method":"notifications/progress"}"#);
     /// let decision = shaper.long_server_message(&scan.finish());
-    /// assert_eq!(decision, LongMessage::Route(backstop_jsonrpc::Route::forward(Forward::Unchanged)));
+    /// assert_eq!(decision, LongDecision::Route(backstop_jsonrpc::Route::forward(Forward::Unchanged)));
     /// ```
-    pub fn long_server_message(&mut self, scanned: &Scanned) -> LongMessage {
-        let unchanged = LongMessage::Route(Route::forward(Forward::Unchanged));
+    pub fn long_server_message(&mut self, scanned: &Scanned) -> LongDecision {
+        let unchanged = LongDecision::Route(Route::forward(Forward::Unchanged));
         if scanned.invalid {
             return unchanged;
         }
         if !scanned.dropped && scanned.holes.is_empty() {
             // Held whole: the skeleton is the message.
-            return LongMessage::Route(self.route_server_message(&scanned.skeleton));
+            return LongDecision::Route(self.route_server_message(&scanned.skeleton));
         }
-        if scanned.batch || self.listing.in_flight() || self.listing.has_held() {
-            return LongMessage::NeedsWhole;
+        if scanned.batch || self.listing.in_flight() || self.listing.has_queued() {
+            return LongDecision::NeedsWhole;
         }
         if scanned.method.is_some() {
             return match self.passes_early(None, scanned.method.as_deref(), false) {
                 true => unchanged,
-                false => LongMessage::NeedsWhole,
+                false => LongDecision::NeedsWhole,
             };
         }
         let envelope = match scanned.overflowed {
@@ -777,7 +777,7 @@ impl Shaper {
             // Not a response we can read: only its id can say it needs nothing.
             return match self.passes_early(scanned.id.as_deref(), None, false) {
                 true => unchanged,
-                false => LongMessage::NeedsWhole,
+                false => LongDecision::NeedsWhole,
             };
         };
         let Some(id) = envelope.request_id() else {
@@ -791,7 +791,7 @@ impl Shaper {
             (RequestKind::ToolsCall { .. }, Some(_), None) if !scanned.dropped => true,
             (RequestKind::Other, _, _) => false,
             (RequestKind::Resource { .. }, Some(_), None) => false,
-            _ => return LongMessage::NeedsWhole,
+            _ => return LongDecision::NeedsWhole,
         };
         let (true, RequestKind::ToolsCall { tool, arguments }, Some(result)) =
             (shapes, request.kind, envelope.result)
@@ -817,11 +817,11 @@ impl Shaper {
         let catalog = if known { &self.catalog } else { &empty };
         let Some(shaped) = shape_tool_call_in_part(catalog, &context, result, &held, &self.limit)
         else {
-            return LongMessage::NeedsWhole;
+            return LongDecision::NeedsWhole;
         };
         self.pending.remove(&id);
         let id_json = envelope.id.map_or("null", RawValue::get);
-        LongMessage::Route(Route::forward(self.forward_shaped(id_json, shaped)))
+        LongDecision::Route(Route::forward(self.forward_shaped(id_json, shaped)))
     }
 
     /// Record one client message; for a `tools/call`, its `params._meta`.

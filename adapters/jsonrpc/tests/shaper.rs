@@ -797,7 +797,7 @@ fn e8_a_call_before_any_listing_makes_the_shaper_list_the_tools_page_by_page() {
         "its own request, under an id of its own"
     );
     assert_eq!(shaper.pending().len(), 1, "the listing is not the client's");
-    // The server answers the call before the listing: held.
+    // The server answers the call before the listing: queued.
     let held = shaper.route_server_message(UNKNOWN_TAKE_INT.as_bytes());
     assert_eq!(held, backstop_jsonrpc::Route::default());
     // The first page asks for the next one; neither is forwarded.
@@ -870,7 +870,7 @@ fn e8_own_listing_keeps_the_order_of_everything_the_server_sends_meanwhile() {
 }
 
 #[test]
-fn e8_a_failed_listing_releases_the_held_answer_as_the_server_gave_it() {
+fn e8_a_failed_listing_releases_the_queued_answer_as_the_server_gave_it() {
     let mut shaper = routed_session();
     route_client(&mut shaper, &call_message(json!(1), "take_int"));
     assert_eq!(
@@ -966,7 +966,7 @@ fn e8_a_client_without_a_handshake_gets_its_2026_meta_on_the_listing() {
 }
 
 #[test]
-fn e8_when_the_server_dies_mid_listing_the_held_answer_goes_first() {
+fn e8_when_the_server_dies_mid_listing_the_queued_answer_goes_first() {
     let mut shaper = routed_session();
     route_client(&mut shaper, &call_message(json!(1), "take_int"));
     route_client(&mut shaper, &call_message(json!(2), "capture_pane"));
@@ -987,7 +987,7 @@ fn e8_when_the_server_dies_mid_listing_the_held_answer_goes_first() {
             UNKNOWN_TAKE_INT,
             r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"gone"}}"#,
         ],
-        "the held answer as it came, then the pending request; never the listing"
+        "the queued answer as it came, then the pending request; never the listing"
     );
 }
 
@@ -1002,14 +1002,14 @@ fn e8_holding_is_bounded() {
         None
     );
     let note = br#"{"jsonrpc":"2.0","method":"notifications/message"}"#;
-    for _ in 1..backstop_jsonrpc::listing::MAX_HELD_MESSAGES {
+    for _ in 1..backstop_jsonrpc::listing::MAX_QUEUED_MESSAGES {
         assert_eq!(shaper.route_server_message(note).forward, None);
     }
     // One more: the bound is passed; everything goes, in order, undecided.
     let route = shaper.route_server_message(note);
     assert_eq!(
         route.to_client.len(),
-        backstop_jsonrpc::listing::MAX_HELD_MESSAGES
+        backstop_jsonrpc::listing::MAX_QUEUED_MESSAGES
     );
     assert_eq!(route.to_client[0], UNKNOWN_TAKE_INT.as_bytes());
     assert_eq!(route.forward, Some(Forward::Unchanged));

@@ -9,7 +9,7 @@
 //! request with the call's own session headers, reads its answer (a JSON body, or the
 //! events of an SSE stream, read whole: a tool list is small), hands every message to
 //! the shaper, follows `nextCursor`, and only then returns. The call's answer therefore
-//! never waits in the shaper for the listing (nothing is held), and streams as usual.
+//! never waits in the shaper for the listing (nothing is queued), and streams as usual.
 //!
 //! Bounds: the whole listing, every page from its request to the end of its answer,
 //! has the upstream's timeout (`--timeout`), so a call waits at most that long more. Whatever goes wrong — refused, a status that is not a success, a timeout, a

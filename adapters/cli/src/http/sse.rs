@@ -266,11 +266,12 @@ enum Reading {
     Value,
     /// A CR was the last byte seen; an LF next belongs to the same ending. What the
     /// CR ended: a blank line, a field (in `line`), or a `data` line.
-    Cr(Ended),
+    Cr(LineKind),
 }
 
+/// What kind of line a line ending ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Ended {
+enum LineKind {
     Blank,
     Field,
     Data,
@@ -316,7 +317,7 @@ impl EventReader {
                         bytes = rest;
                     }
                     b'\r' => {
-                        self.reading = Reading::Cr(Ended::Blank);
+                        self.reading = Reading::Cr(LineKind::Blank);
                         bytes = rest;
                     }
                     _ => self.reading = Reading::Name,
@@ -357,9 +358,9 @@ impl EventReader {
                     Some(at) => {
                         self.line.extend_from_slice(&bytes[..at]);
                         if bytes[at] == b'\n' {
-                            self.end_line(Ended::Field, b"\n", &mut piece);
+                            self.end_line(LineKind::Field, b"\n", &mut piece);
                         } else {
-                            self.reading = Reading::Cr(Ended::Field);
+                            self.reading = Reading::Cr(LineKind::Field);
                         }
                         bytes = &bytes[at + 1..];
                     }
@@ -374,9 +375,9 @@ impl EventReader {
                             piece(Piece::Value(&bytes[..at]));
                         }
                         if bytes[at] == b'\n' {
-                            self.end_line(Ended::Data, b"\n", &mut piece);
+                            self.end_line(LineKind::Data, b"\n", &mut piece);
                         } else {
-                            self.reading = Reading::Cr(Ended::Data);
+                            self.reading = Reading::Cr(LineKind::Data);
                         }
                         bytes = &bytes[at + 1..];
                     }
@@ -399,11 +400,11 @@ impl EventReader {
         self.reading = Reading::LineStart;
     }
 
-    fn end_line(&mut self, ended: Ended, ending: &[u8], piece: &mut impl FnMut(Piece<'_>)) {
+    fn end_line(&mut self, ended: LineKind, ending: &[u8], piece: &mut impl FnMut(Piece<'_>)) {
         match ended {
-            Ended::Blank => piece(Piece::EventEnd(ending)),
-            Ended::Data => piece(Piece::DataEnd(ending)),
-            Ended::Field => {
+            LineKind::Blank => piece(Piece::EventEnd(ending)),
+            LineKind::Data => piece(Piece::DataEnd(ending)),
+            LineKind::Field => {
                 self.line.extend_from_slice(ending);
                 piece(Piece::Field(&self.line));
                 if self.line.capacity() > crate::framing::KEEP_BUFFER_BYTES {
