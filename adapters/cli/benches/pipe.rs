@@ -10,7 +10,7 @@
 //! notification). Per case: the median time from writing the request to reading the
 //! answer's newline, straight and proxied; what the proxy adds, per 100 MB and as a
 //! rate; the proxy's output; the proxy's peak resident memory (VmHWM, read from `/proc`
-//! while it still runs). SPEC B3 and issue 9 set the goals: ≤ 25 ms added per 100 MB,
+//! while it still runs). SPEC B3 sets the bound, these benches the goals: ≤ 25 ms added per 100 MB,
 //! a 1 GB line ≤ 10× the 100 MB one, peak RSS ≤ 64 MiB at a 1 MB cap in every case.
 //!
 //! The table is printed and written to `target/backstop-bench/pipe.md` (with the raw

@@ -90,7 +90,7 @@ fn a5_fastmcp_behind_the_gateway() {
     let (direct_session, direct_init) = http.initialize(&direct_url);
     let (session, init) = http.initialize(&url);
     assert_ne!(direct_session, session, "two sessions of the server");
-    // J6: the handshake passes byte-identical (its SSE event, `event:` line and all).
+    // A2, A5: the handshake passes byte-identical (its SSE event, `event:` line and all).
     assert_eq!(direct_init.body, init.body);
     assert_eq!(
         init.header("content-type").as_deref(),

@@ -51,7 +51,7 @@ fn e8_the_first_call_of_a_session_behind_the_gateway_knows_the_tools() {
         assert_eq!(data, [TAKES_IN.as_bytes()], "middleware: {middleware}");
 
         // The listing was the gateway's own: the next call is answered as the server
-        // answers it, byte-identical (J6), and L15 has the tool's schema.
+        // answers it, byte-identical (A2), and L15 has the tool's schema.
         let request = call(2, "takes_int", json!({"count": 1}));
         let direct = http.post(&direct_url, Some(&direct_session), &request);
         let shaped = http.post(&url, Some(&session), &request);

@@ -29,7 +29,7 @@ use serde_json::value::RawValue;
 
 /// The cap the proxy runs with.
 const CAP: usize = 1_000_000;
-/// SPEC B3 / issue 9: the proxy's peak RSS at a 1 MB cap, whatever the message's size.
+/// SPEC B3: the proxy's peak RSS at a 1 MB cap, whatever the message's size.
 const RSS_BOUND: u64 = 64 << 20;
 const MB: usize = 1_000_000;
 const GB: usize = 1_000_000_000;

@@ -1,6 +1,7 @@
 //! `backstop proxy` in front of the TypeScript SDK's reference server,
 //! `@modelcontextprotocol/server-everything` (pinned in `tests/peers/`, installed by
-//! `.ci/run` into `target/node-peers`; SDK 1.32.2, zod 4) — issue 8, finding 2.
+//! `.ci/run` into `target/node-peers`; SDK 1.32.2, zod 4): E2, V1–V5, E8 and
+//! L1–L4 behind the TypeScript SDK.
 //!
 //! The same session runs twice, straight to the server and through the proxy, so the
 //! test shows both what the server says and what the proxy makes of it. Locally,

@@ -190,12 +190,12 @@ fn fastmcp_behind_the_proxy() {
     let direct = session(&python, false, false);
     let proxied = session(&python, true, false);
 
-    // J6: the handshake, the listing and a small success pass byte-identical.
+    // A2: the handshake, the listing and a small success pass byte-identical.
     assert_eq!(direct[0], proxied[0], "initialize");
     assert_eq!(direct[1], proxied[1], "tools/list");
     assert_eq!(direct[2], proxied[2], "a small result");
 
-    // J2: pydantic's text quotes the value; the proxy's does not (V2, V3).
+    // V2, V3: pydantic's text quotes the value; the proxy's does not.
     assert!(direct[3].contains("s3cr3t-value"));
     assert!(!proxied[3].contains("s3cr3t-value"), "{}", proxied[3]);
     let rejected = parse(&proxied[3]);
@@ -205,7 +205,7 @@ fn fastmcp_behind_the_proxy() {
     );
     assert_eq!(rejected["result"]["_meta"]["error_type"], "ValidationError");
 
-    // J2: every unrecognised name, and the client named for wait_for_previous (V4, V5).
+    // V4, V5: every unrecognised name, and the client named for wait_for_previous.
     let leaked = parse(&proxied[4]);
     assert_eq!(
         leaked["result"]["_meta"]["suggestion"],
@@ -214,21 +214,21 @@ fn fastmcp_behind_the_proxy() {
          into batched tool calls; retry the call without it."
     );
 
-    // J3: fastmcp answers an unknown tool with an isError result; E8 wants -32602.
+    // E8: fastmcp answers an unknown tool with an isError result; E8 wants -32602.
     assert!(parse(&direct[5])["result"]["isError"] == true);
     assert_eq!(
         proxied[5],
         r#"{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"Unknown tool: nope"}}"#
     );
 
-    // J2: a tool's own error result passes as the server built it.
+    // E2, A2: a tool's own error result passes as the server built it.
     assert_eq!(direct[6], proxied[6]);
 
-    // J4: fastmcp 4 answers -32602 with data.uri; a 2025-06-18 client needs -32002.
+    // R3: fastmcp 4 answers -32602 with data.uri; a 2025-06-18 client needs -32002.
     assert_eq!(parse(&direct[7])["error"]["code"], -32602);
     assert_eq!(parse(&proxied[7])["error"]["code"], -32002);
 
-    // J5: over the cap, the tail survives and the result fits.
+    // L3, L4: over the cap, the tail survives and the result fits.
     let big = parse(&proxied[8]);
     let result = &big["result"];
     assert!(serde_json::to_vec(result).unwrap().len() <= CAP);
@@ -248,7 +248,7 @@ fn fastmcp_behind_the_proxy() {
     assert_eq!(direct[0], proxied[0], "initialize");
     assert_eq!(direct[1], proxied[1], "tools/list");
 
-    // J1: "-32603 Internal error: …" of a known tool becomes an error result, verbatim.
+    // E1, E2: "-32603 Internal error: …" of a known tool becomes an error result, verbatim.
     assert_eq!(parse(&direct[6])["error"]["code"], -32603);
     let failed = parse(&proxied[6]);
     assert_eq!(failed["result"]["isError"], true);
@@ -256,10 +256,10 @@ fn fastmcp_behind_the_proxy() {
         failed["result"]["content"][0]["text"],
         "Pane not found: %99"
     );
-    // J1 with a validation text behind the middleware's prefix.
+    // E1, V2 with a validation text behind the middleware's prefix.
     assert!(direct[3].contains("s3cr3t-value"));
     assert_eq!(parse(&proxied[3]), rejected);
-    // J3: the middleware says -32001 "Not found: Unknown tool: 'nope'".
+    // E8: the middleware says -32001 "Not found: Unknown tool: 'nope'".
     assert_eq!(parse(&direct[5])["error"]["code"], -32001);
     assert_eq!(parse(&proxied[5])["error"]["code"], -32602);
 }

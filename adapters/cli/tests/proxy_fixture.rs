@@ -31,7 +31,7 @@ fn shapes_a_session_and_passes_the_rest_byte_identical() {
     let mut proxy = Proxy::fixture(&[]);
     handshake(&mut proxy);
 
-    // J1: an error of a known tool becomes an error result.
+    // E1: an error of a known tool becomes an error result.
     proxy.send_json(&call(json!(1), "fail", json!({})));
     let failed = proxy.json();
     assert_eq!(failed["id"], 1);
@@ -41,14 +41,14 @@ fn shapes_a_session_and_passes_the_rest_byte_identical() {
         "Pane not found: %99"
     );
 
-    // J3: an unknown tool becomes E8.
+    // E8: an unknown tool becomes -32602.
     proxy.send_json(&call(json!(2), "ech", json!({})));
     assert_eq!(
         proxy.line().unwrap(),
         r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"Unknown tool: ech","data":{"suggestion":"Did you mean 'echo'?"}}}"#
     );
 
-    // J4: the fixture answers the 2026 way; the client speaks 2025-06-18.
+    // R3: the fixture answers the 2026 way; the client speaks 2025-06-18.
     proxy.send(
         r#"{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"probe://gone"}}"#,
     );
@@ -153,7 +153,7 @@ fn e8_a_listing_that_fails_releases_the_queued_answer_as_the_server_gave_it() {
         "without a catalog, the server's own answer"
     );
     proxy.send_json(&call(json!(2), "fail", json!({})));
-    assert_eq!(proxy.json()["result"]["isError"], true, "J1 still holds");
+    assert_eq!(proxy.json()["result"]["isError"], true, "E1 still holds");
     let (rest, status, _) = proxy.finish();
     assert!(rest.is_empty(), "{rest:?}");
     assert!(status.success());

@@ -1,6 +1,6 @@
 //! `backstop proxy` in front of a server on the official Python SDK (`mcp` 2.3.0 from
 //! PyPI, `MCPServer`; `tests/mcp_sdk/probe_server.py`), installed by `.ci/run` into
-//! `target/fastmcp-venv` — issue 12.
+//! `target/fastmcp-venv`: E2, V1–V3 behind that SDK.
 //!
 //! The same session runs twice, straight to the server and through the proxy. Locally,
 //! without the venv, the test is skipped with a message; with `CI=true` a missing venv
@@ -96,7 +96,7 @@ fn mcp_sdk_server_behind_the_proxy() {
         "small and unchanged"
     );
 
-    // Issue 12: the SDK's prefix and pydantic's input_value reach no client (E2, V3);
+    // The SDK's prefix and pydantic's input_value reach no client (E2, V3);
     // the rejection is V1/V2.
     let said = parse(&direct[4]);
     let text = said["result"]["content"][0]["text"].as_str().unwrap();

@@ -72,7 +72,7 @@ fn l15_official_clients_accept_a_capped_pydantic_result_through_the_proxy() {
     for (direct, proxied) in &sessions {
         let who = &proxied["client"];
 
-        // The listing passes as fastmcp made it, the schema kept (L15, J6).
+        // The listing passes as fastmcp made it, the schema kept (L15, A2).
         let schema = &listed(direct, "structured_log")["outputSchema"];
         assert_eq!(
             schema["required"],

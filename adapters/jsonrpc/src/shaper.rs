@@ -1,14 +1,14 @@
 //! The shaper: sees every message both ways, remembers what each pending request was,
-//! and rewrites the server's responses per issue 4's J1–J6 — by asking the core.
+//! and rewrites the server's responses per SPEC A2 — by asking the core.
 //!
-//! - **J1/J2/J3/J5** a `tools/call` response is handed to
+//! - **E1–E8, V1–V5, L1–L17** a `tools/call` response is handed to
 //!   [`backstop_core::call::shape_tool_call`]: a JSON-RPC error becomes
 //!   `Outcome::Failure(Failure::from_protocol_error(..))`, a result
 //!   `Outcome::Result(..)`; the core converts, recognises validation failures, makes
 //!   E8 for an unknown tool and applies the limit.
-//! - **J4** a resource-not-found error (`-32002`, or `-32602` with `data.uri`) gets the
-//!   code of the request's revision (R3).
-//! - **J6** everything else — and every response the core leaves as it was — is
+//! - **R3, P1** a resource-not-found error (`-32002`, or `-32602` with `data.uri`) gets
+//!   the code of the request's revision.
+//! - **A2** everything else — and every response the core leaves as it was — is
 //!   forwarded as the input's own bytes: [`Forward::Unchanged`].
 //!
 //! What is known of the session comes from `initialize` (the client's request and the
@@ -63,7 +63,7 @@ pub const MAX_LOG_RECORDS: usize = 1024;
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Forward {
-    /// Send the message exactly as it came (J6).
+    /// Send the message exactly as it came (A2).
     Unchanged,
     /// Send these bytes instead.
     Rewritten(Vec<u8>),
@@ -219,7 +219,7 @@ impl Default for Shaper {
 }
 
 impl Shaper {
-    /// A shaper applying `limit` to `tools/call` results (J5), with the default bound
+    /// A shaper applying `limit` to `tools/call` results (L1), with the default bound
     /// on pending requests.
     ///
     /// ```
@@ -586,7 +586,7 @@ impl Shaper {
     ///     "params": {"uri": "probe://gone", "_meta": {"io.modelcontextprotocol/protocolVersion": "2025-11-25"}}}));
     /// let sent = shaper.server_value(json!({"jsonrpc": "2.0", "id": 1,
     ///     "error": {"code": -32602, "message": "Resource not found", "data": {"uri": "probe://gone"}}}));
-    /// assert_eq!(sent["error"]["code"], -32002); // J4: the client's revision says so
+    /// assert_eq!(sent["error"]["code"], -32002); // R3: the client's revision says so
     /// ```
     pub fn server_value(&mut self, message: Value) -> Value {
         let Ok(bytes) = serde_json::to_vec(&message) else {
@@ -684,7 +684,7 @@ impl Shaper {
     /// shaper.client_message(br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t"}}"#);
     /// assert!(shaper.passes_early(None, Some(br#""notifications/message""#), false));
     /// assert!(!shaper.passes_early(Some(b"2"), None, true), "a tools/call result may be cut");
-    /// assert!(!shaper.passes_early(Some(b"1"), None, false), "a resources/read error may be mapped (J4)");
+    /// assert!(!shaper.passes_early(Some(b"1"), None, false), "a resources/read error may be mapped (R3)");
     /// assert!(shaper.passes_early(Some(b"1"), None, true), "its result needs nothing");
     /// assert!(shaper.passes_early(Some(b"9"), None, false), "no such request");
     /// assert!(!shaper.passes_early(None, None, true), "a result, its id not known yet");
@@ -704,7 +704,7 @@ impl Shaper {
         }
         if id.is_none() && result {
             // A result whose id comes later: it needs nothing if no pending request's
-            // result could (J5: a tools/call's; a listing's or a handshake's is read).
+            // result could (L1: a tools/call's; a listing's or a handshake's is read).
             return !self.pending.iter().any(|request| {
                 !request.cancelled
                     && matches!(
@@ -725,7 +725,7 @@ impl Shaper {
             None => return true,
             Some(request) => match request.kind {
                 RequestKind::Other => true,
-                // A result (not an error) of a resource request needs nothing (J4).
+                // A result (not an error) of a resource request needs nothing (R3).
                 RequestKind::Resource { .. } => result,
                 _ => request.cancelled,
             },
@@ -1031,7 +1031,7 @@ impl Shaper {
 
     /// The error answering a `resources/*` request, as the core maps it: a failure by
     /// family (P1), a server's own resource-not-found with the code of the request's
-    /// revision and the request's uri (J4, R3), anything else unchanged (P2).
+    /// revision and the request's uri (R3, P1), anything else unchanged (P2).
     fn resource_error(
         &mut self,
         id_json: &str,

@@ -21,7 +21,8 @@
 //!
 //! A `tools/call` that comes while another call's listing is still under way does not
 //! wait for it: it is sent at once and shaped with what is known when its answer comes
-//! (an unknown tool then passes as the server said it, J3's fallback).
+//! (an unknown tool then passes as the server said it: E8 only against a complete
+//! catalog, R5).
 
 use bytes::Bytes;
 use http::{HeaderMap, Method, Request};
