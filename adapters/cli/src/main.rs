@@ -14,11 +14,11 @@ use backstop_core::limit::DEFAULT_MAX_BYTES;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-use backstop_jsonrpc::Shaper;
 use backstop::http::gateway::{self, Gateway};
 use backstop::http::upstream::{DEFAULT_TIMEOUT, Upstream};
 use backstop::http::{Options, client};
 use backstop::proxy::{self, ServerCommand};
+use backstop_jsonrpc::Shaper;
 use clap::{Parser, Subcommand};
 use http::{HeaderMap, HeaderName, HeaderValue};
 

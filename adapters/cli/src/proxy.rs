@@ -37,8 +37,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use backstop_core::protocol_error::code;
 use backstop_core::ProtocolError;
+use backstop_core::protocol_error::code;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 use serde_json::json;
@@ -46,10 +46,11 @@ use signal_hook::consts::{SIGINT, SIGTERM};
 use signal_hook::iterator::Signals;
 
 use backstop_jsonrpc::Shaper;
+use backstop_jsonrpc::stream::{ServerStream, Sink};
+
 use crate::framing::{LineReader, write_line};
 use crate::held::HeldInBackground;
 use crate::log::log_failure;
-use backstop_jsonrpc::stream::{ServerStream, Sink};
 
 /// The server to run: a program and its arguments.
 ///

@@ -7,8 +7,8 @@
 #[path = "support/whole_events.rs"]
 mod whole_events;
 
-use backstop_core::Limit;
 use backstop::http::shape::{BodyShaper, EventShaper, Out, QueueSink};
+use backstop_core::Limit;
 use backstop_jsonrpc::{Forward, Shaper};
 use proptest::prelude::*;
 use serde_json::json;

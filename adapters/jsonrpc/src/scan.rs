@@ -316,4 +316,3 @@ impl Str {
         self.first == 0
     }
 }
-

@@ -35,6 +35,7 @@ use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use backstop_jsonrpc::stream::{Ended, Sink};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, StatusCode, header};
 use http_body_util::Full;
@@ -47,7 +48,6 @@ use super::shape::{BodyShaper, EventShaper, Out, QueueSink, Queued};
 use super::upstream::{Upstream, UpstreamFailure};
 use super::{Options, Shaping, is_json, lock, request_ids};
 use crate::framing::LineReader;
-use backstop_jsonrpc::stream::{Ended, Sink};
 
 /// How many times a GET stream that ended (or could not be opened) is opened again in
 /// a row without an event: with [`reconnect_delay`]'s doubling, about 15 s of trying.

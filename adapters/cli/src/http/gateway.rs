@@ -40,6 +40,7 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use backstop_jsonrpc::stream::Sink;
 use bytes::Bytes;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use http_body_util::combinators::BoxBody;
@@ -54,7 +55,6 @@ use super::listing::list_first;
 use super::shape::{BodyShaper, EventShaper, Out, QueueSink, Queued};
 use super::upstream::{Upstream, UpstreamFailure};
 use super::{Options, Shaping, is_json, lock, request_ids};
-use backstop_jsonrpc::stream::Sink;
 
 /// The body of every response the gateway sends.
 type Body = BoxBody<Bytes, hyper::Error>;

@@ -24,6 +24,7 @@
 //! (an unknown tool then passes as the server said it: E8 only against a complete
 //! catalog, R5).
 
+use backstop_jsonrpc::Route;
 use bytes::Bytes;
 use http::{HeaderMap, Method, Request};
 use http_body_util::Full;
@@ -32,7 +33,6 @@ use super::headers::{is_event_stream, set_post_headers};
 use super::sse::SseParser;
 use super::upstream::{Upstream, UpstreamFailure};
 use super::{Shaping, is_json, lock, request_ids, response_ids};
-use backstop_jsonrpc::Route;
 
 impl Shaping {
     /// A message (or batch) from the client, seen before it is sent on unchanged, for

@@ -26,10 +26,10 @@ pub mod upstream;
 use std::sync::{Mutex, PoisonError};
 
 use backstop_core::ProtocolError;
-
-use crate::log::log_failure;
 use backstop_jsonrpc::Shaper;
 pub use backstop_jsonrpc::message::{request_ids, response_ids};
+
+use crate::log::log_failure;
 
 /// The shaping options both remote modes share with the stdio proxy.
 #[derive(Debug, Clone)]

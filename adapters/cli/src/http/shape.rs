@@ -29,10 +29,11 @@
 use std::borrow::Cow;
 use std::collections::VecDeque;
 
-use super::sse::{Event, EventReader, Piece, field, without_ending};
-use crate::held::HeldBytes;
 use backstop_jsonrpc::shaper::{Route, Shaper};
 use backstop_jsonrpc::stream::{Ended, Frame, Message, Sink, WHOLE_LINE_BYTES};
+
+use super::sse::{Event, EventReader, Piece, field, without_ending};
+use crate::held::HeldBytes;
 
 /// Where the shaped messages go.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

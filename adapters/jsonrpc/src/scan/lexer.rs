@@ -60,7 +60,8 @@ impl Scan {
                 b'}' | b']' => {
                     let closes = matches!(
                         (self.stack.last(), byte),
-                        (Some(Container::Object { .. }), b'}') | (Some(Container::Array { .. }), b']')
+                        (Some(Container::Object { .. }), b'}')
+                            | (Some(Container::Array { .. }), b']')
                     );
                     if !closes {
                         self.invalid = true;
@@ -499,4 +500,3 @@ pub(super) fn hex4(hex: &[u8]) -> Option<u32> {
         Some(value << 4 | u32::from(nibble))
     })
 }
-

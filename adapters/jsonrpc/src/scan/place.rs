@@ -118,8 +118,7 @@ impl Scan {
 
     /// Where a value string at the current position may go.
     pub(super) fn value_place(&self) -> Place {
-        let key =
-            |container: &Container, name: &[u8]| matches!(container, Container::Object { key } if key.is(name));
+        let key = |container: &Container, name: &[u8]| matches!(container, Container::Object { key } if key.is(name));
         let block_key = |container: &Container| BLOCK_KEYS.iter().find(|name| key(container, name));
         match self.stack.as_slice() {
             [top, result, Container::Array { index }, block]
@@ -258,7 +257,6 @@ impl Scan {
         self.holes.push((string.start, hole, ring));
     }
 }
-
 
 /// Where the held tail of a ring starts being readable on its own: not on a UTF-8
 /// continuation byte, nor on the low half of a surrogate pair whose high half is gone.
