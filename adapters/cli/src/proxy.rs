@@ -11,7 +11,7 @@
 //! - server → client: each line goes through the shaper; output is flushed whenever no
 //!   further input is already waiting. What a long line holds while it is scanned is
 //!   written to its temporary file by a thread of its own
-//!   ([`HeldInBackground`](crate::held::HeldInBackground)), so that the scan and the
+//!   ([`HeldInBackground`]), so that the scan and the
 //!   write share the two cores.
 //! - The shaper's own requests (its `tools/list`, E8 from the first call) go to the
 //!   server with the client's line that caused them (before it), or — for the next page

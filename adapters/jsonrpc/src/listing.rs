@@ -10,8 +10,8 @@
 //! ([`MAX_QUEUED_MESSAGES`], [`MAX_QUEUED_BYTES`], [`MAX_PAGES`]): past a bound the listing
 //! stops queueing, and what it queued goes on decided without a catalog.
 //!
-//! This module only keeps that state and writes the requests; the [`Shaper`]
-//! (crate::Shaper) decides when to list and what a queued message becomes.
+//! This module only keeps that state and writes the requests; the
+//! [`Shaper`](crate::Shaper) decides when to list and what a queued message becomes.
 
 use std::collections::VecDeque;
 
