@@ -14,7 +14,7 @@ use serde_json::json;
 /// let record = LogRecord::new(&Failure::unexpected("boom"), "tools/call", Some("run"));
 /// assert_eq!(
 ///     backstop::log::failure_line(&record),
-///     r#"backstop: {"error_type":"ToolError","expected":false,"level":"ERROR","message":"boom","method":"tools/call","tool":"run"}"#,
+///     r#"backstop: {"error_type":"ToolError","expected":false,"level":"error","message":"boom","method":"tools/call","tool":"run"}"#,
 /// );
 /// ```
 pub fn failure_line(record: &LogRecord) -> String {
