@@ -8,10 +8,10 @@
 #[path = "support/pending.rs"]
 mod pending;
 
-#[path = "../../adapters/jsonrpc/tests/support/whole_events.rs"]
+#[path = "../../adapters/cli/tests/support/whole_events.rs"]
 mod whole_events;
 
-use backstop_jsonrpc::http::shape::{EventShaper, Out, QueueSink};
+use backstop::http::shape::{EventShaper, Out, QueueSink};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -2,7 +2,7 @@
 //! client messages pass unchanged; a server line it leaves alone is forwarded
 //! byte-identical; a line it rewrites is valid JSON that answers the same request
 //! (same id, same number of batch elements, in order), and what was JSON-RPC stays
-//! JSON-RPC (SPEC A2, B1, J6).
+//! JSON-RPC (SPEC A2, B1).
 //!
 //! Lines are fuzzer bytes, or JSON-RPC messages built with `arbitrary` around the
 //! methods the shaper tracks (initialize, tools/list, tools/call, resources/read) with

@@ -1,16 +1,20 @@
 //! # backstop-jsonrpc
 //!
 //! backstop for any MCP server, in any language, at the level of raw JSON-RPC
-//! messages (SPEC A2, A3).
+//! messages (SPEC A2): the sans-IO shaper, with no I/O of its own. The `backstop`
+//! binary (`backstop proxy`, `proxy --url`, `gateway`: SPEC A3, A5) drives it from
+//! the `backstop` crate.
 //!
-//! - [`Shaper`]: a sans-IO shaper. Feed it the client's and the server's messages as
-//!   bytes (or [`serde_json::Value`]s); it remembers each pending request and the tool
-//!   list, and rewrites the server's responses through [`backstop_core`]: failures of
-//!   known tools become `isError` results (E1–E7), framework validation texts lose the
+//! - [`Shaper`]: feed it the client's and the server's messages as bytes (or
+//!   [`serde_json::Value`]s); it remembers each pending request and the tool list, and
+//!   rewrites the server's responses through [`backstop_core`]: failures of known
+//!   tools become `isError` results (E1–E7), framework validation texts lose the
 //!   rejected values (V1–V5), unknown tools become `-32602` (E8), resource-not-found
 //!   codes follow the client's revision (R3), and big results keep their tail under a
 //!   hard cap (L1–L14). Everything else is forwarded byte-identical.
-//! - [`proxy`]: the process plumbing of `backstop proxy -- <server command…>`.
+//! - [`stream`]: a byte stream of messages shaped as it arrives, a long one in memory
+//!   bounded by the cap (B3), what to hold and what to send told to a
+//!   [`Sink`](stream::Sink) the transport owns.
 //!
 //! ```
 //! use backstop_jsonrpc::{Forward, Shaper};
@@ -30,12 +34,8 @@
 //! ```
 #![forbid(unsafe_code)]
 
-pub mod framing;
-pub mod held;
-pub mod http;
 pub mod listing;
 pub mod message;
-pub mod proxy;
 pub mod scan;
 pub mod shaper;
 pub mod stream;

@@ -5,8 +5,8 @@
 //! and reads the listing's answers; what stays here is the bytes: while a listing is in
 //! flight, a server answer that needs the catalog (a `tools/call` response) is held,
 //! with everything the server sends after it, so that the client gets every message in
-//! the order the server sent it. Holding is bounded ([`MAX_HELD_MESSAGES`],
-//! [`MAX_HELD_BYTES`]): past a bound the queue stops holding until the next listing,
+//! the order the server sent it. Holding is bounded ([`MAX_QUEUED_MESSAGES`],
+//! [`MAX_QUEUED_BYTES`]): past a bound the queue stops holding until the next listing,
 //! and what it held goes on decided without a catalog.
 
 use std::collections::VecDeque;
@@ -28,17 +28,17 @@ pub use backstop_core::catalog::MAX_LISTING_PAGES as MAX_PAGES;
 /// The most server messages held while a listing is in flight.
 ///
 /// ```
-/// assert!(backstop_jsonrpc::listing::MAX_HELD_MESSAGES >= 1);
+/// assert!(backstop_jsonrpc::listing::MAX_QUEUED_MESSAGES >= 1);
 /// ```
-pub const MAX_HELD_MESSAGES: usize = 1024;
+pub const MAX_QUEUED_MESSAGES: usize = 1024;
 
 /// The most bytes held while a listing is in flight (a first message is held whatever
 /// its size: the bound is on what comes after it).
 ///
 /// ```
-/// assert_eq!(backstop_jsonrpc::listing::MAX_HELD_BYTES, 64 * 1024 * 1024);
+/// assert_eq!(backstop_jsonrpc::listing::MAX_QUEUED_BYTES, 64 * 1024 * 1024);
 /// ```
-pub const MAX_HELD_BYTES: usize = 64 << 20;
+pub const MAX_QUEUED_BYTES: usize = 64 << 20;
 
 /// Server messages waiting for backstop's own listing, oldest first.
 ///
@@ -72,8 +72,8 @@ impl WaitingForListing {
     /// Hold `message`; false when it may not be held — no listing is holding, or a
     /// bound is passed (then nothing more is held until the next listing).
     pub fn hold(&mut self, message: Vec<u8>) -> bool {
-        let over = self.messages.len() >= MAX_HELD_MESSAGES
-            || (!self.messages.is_empty() && self.bytes + message.len() > MAX_HELD_BYTES);
+        let over = self.messages.len() >= MAX_QUEUED_MESSAGES
+            || (!self.messages.is_empty() && self.bytes + message.len() > MAX_QUEUED_BYTES);
         if !self.holding || over {
             self.holding = false;
             return false;

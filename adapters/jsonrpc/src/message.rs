@@ -3,7 +3,7 @@
 //! A message is read as an [`Envelope`]: its `id`, `method`, `params`, `result` and
 //! `error` members, each left as raw JSON text borrowed from the input
 //! ([`RawValue`]), so that nothing is copied or built until the shaper knows it needs
-//! it, and so that a message forwarded unchanged is the input's own bytes (J6).
+//! it, and so that a message forwarded unchanged is the input's own bytes (A2).
 //!
 //! Only valid JSON is read (SPEC B4): serde_json skims the members it does not build
 //! (`IgnoredAny`, and the inside of a [`RawValue`]) without checking their UTF-8 or

@@ -1,14 +1,14 @@
 //! The shaper: sees every message both ways, remembers what each pending request was,
-//! and rewrites the server's responses per issue 4's J1–J6 — by asking the core.
+//! and rewrites the server's responses per SPEC A2 — by asking the core.
 //!
-//! - **J1/J2/J3/J5** a `tools/call` response is handed to
+//! - **E1–E8, V1–V5, L1–L17** a `tools/call` response is handed to
 //!   [`backstop_core::call::shape_tool_call`]: a JSON-RPC error becomes
 //!   `Outcome::Failure(Failure::from_protocol_error(..))`, a result
 //!   `Outcome::Result(..)`; the core converts, recognises validation failures, makes
 //!   E8 for an unknown tool and applies the limit.
-//! - **J4** a resource-not-found error (`-32002`, or `-32602` with `data.uri`) gets the
-//!   code of the request's revision (R3).
-//! - **J6** everything else — and every response the core leaves as it was — is
+//! - **R3, P1** a resource-not-found error (`-32002`, or `-32602` with `data.uri`) gets
+//!   the code of the request's revision.
+//! - **A2** everything else — and every response the core leaves as it was — is
 //!   forwarded as the input's own bytes: [`Forward::Unchanged`].
 //!
 //! What is known of the session comes from `initialize` (the client's request and the
@@ -62,7 +62,7 @@ pub use backstop_core::machine::MAX_LOG_RECORDS;
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Forward {
-    /// Send the message exactly as it came (J6).
+    /// Send the message exactly as it came (A2).
     Unchanged,
     /// Send these bytes instead.
     Rewritten(Vec<u8>),
@@ -134,7 +134,7 @@ impl Route {
 /// What to do with a long message a [`crate::scan::Scan`] read
 /// ([`Shaper::long_server_message`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LongMessage {
+pub enum LongDecision {
     /// Send what this says; [`Forward::Unchanged`] is the message as it came.
     Route(Route),
     /// What was held of it is not enough to decide: read it whole.
@@ -186,7 +186,7 @@ impl Default for Shaper {
 }
 
 impl Shaper {
-    /// A shaper applying `limit` to `tools/call` results (J5), with the default bound
+    /// A shaper applying `limit` to `tools/call` results (L1), with the default bound
     /// on pending requests.
     ///
     /// ```
@@ -351,7 +351,7 @@ impl Shaper {
             return Route::default();
         }
         // A bound was passed: what is held goes first, then this message.
-        let mut route = self.release_held();
+        let mut route = self.release_queued();
         route.forward = Some(self.server_message(bytes));
         route
     }
@@ -363,9 +363,9 @@ impl Shaper {
     /// answers forever (B1).
     ///
     /// ```
-    /// assert_eq!(backstop_jsonrpc::Shaper::default().held_for_listing(), None);
+    /// assert_eq!(backstop_jsonrpc::Shaper::default().queued_for_listing(), None);
     /// ```
-    pub fn held_for_listing(&self) -> Option<u64> {
+    pub fn queued_for_listing(&self) -> Option<u64> {
         (!self.waiting.is_empty() && self.machine.listing_in_flight())
             .then(|| self.machine.listing_requests_sent())
     }
@@ -382,7 +382,7 @@ impl Shaper {
     pub fn give_up_listing(&mut self) -> Vec<Vec<u8>> {
         self.machine.give_up_listing();
         self.waiting.stop();
-        self.release_held().to_client
+        self.release_queued().to_client
     }
 
     /// The answer to a page of the shaper's own listing: learn it, ask for the next
@@ -402,7 +402,7 @@ impl Shaper {
             },
             None => {
                 self.waiting.stop();
-                self.release_held()
+                self.release_queued()
             }
         }
     }
@@ -424,7 +424,7 @@ impl Shaper {
 
     /// Release the held messages, oldest first, each shaped as it would have been had
     /// it come now (with what the listing learnt, or without a catalog).
-    fn release_held(&mut self) -> Route {
+    fn release_queued(&mut self) -> Route {
         let held = self.waiting.take();
         let to_client = held
             .into_iter()
@@ -522,7 +522,7 @@ impl Shaper {
     ///     "params": {"uri": "probe://gone", "_meta": {"io.modelcontextprotocol/protocolVersion": "2025-11-25"}}}));
     /// let sent = shaper.server_value(json!({"jsonrpc": "2.0", "id": 1,
     ///     "error": {"code": -32602, "message": "Resource not found", "data": {"uri": "probe://gone"}}}));
-    /// assert_eq!(sent["error"]["code"], -32002); // J4: the client's revision says so
+    /// assert_eq!(sent["error"]["code"], -32002); // R3: the client's revision says so
     /// ```
     pub fn server_value(&mut self, message: Value) -> Value {
         let Ok(bytes) = serde_json::to_vec(&message) else {
@@ -549,7 +549,7 @@ impl Shaper {
     pub fn answer_pending(&mut self, error: &ProtocolError) -> Vec<Vec<u8>> {
         self.machine.abandon_listing();
         self.waiting.stop();
-        let mut lines = self.release_held().to_client;
+        let mut lines = self.release_queued().to_client;
         lines.extend(
             self.machine
                 .drain_pending()
@@ -609,7 +609,7 @@ impl Shaper {
     pub fn abandon_listing(&mut self) -> Vec<Vec<u8>> {
         self.machine.abandon_listing();
         self.waiting.stop();
-        self.release_held().to_client
+        self.release_queued().to_client
     }
 
     /// Whether a long server message whose top-level `id` or `method` (raw JSON) is
@@ -622,7 +622,7 @@ impl Shaper {
     /// shaper.client_message(br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t"}}"#);
     /// assert!(shaper.passes_early(None, Some(br#""notifications/message""#), false));
     /// assert!(!shaper.passes_early(Some(b"2"), None, true), "a tools/call result may be cut");
-    /// assert!(!shaper.passes_early(Some(b"1"), None, false), "a resources/read error may be mapped (J4)");
+    /// assert!(!shaper.passes_early(Some(b"1"), None, false), "a resources/read error may be mapped (R3)");
     /// assert!(shaper.passes_early(Some(b"1"), None, true), "its result needs nothing");
     /// assert!(shaper.passes_early(Some(b"9"), None, false), "no such request");
     /// assert!(!shaper.passes_early(None, None, true), "a result, its id not known yet");
@@ -652,32 +652,32 @@ impl Shaper {
     /// core as the whole would be ([`shape_tool_call_in_part`]); a message that was
     /// held whole is shaped as [`route_server_message`](Self::route_server_message)
     /// would; one that cannot need a change is sent as it came; anything else is
-    /// [`LongMessage::NeedsWhole`].
+    /// [`LongDecision::NeedsWhole`].
     ///
     /// ```
-    /// use backstop_jsonrpc::{Forward, Shaper, shaper::LongMessage, scan::Scan};
+    /// use backstop_jsonrpc::{Forward, Shaper, shaper::LongDecision, scan::Scan};
     /// let mut shaper = Shaper::default();
     /// let mut scan = Scan::new(1_000_000);
     /// scan.push(br#"{"jsonrpc":"2.0","method":"notifications/progress"}"#);
     /// let decision = shaper.long_server_message(&scan.finish());
-    /// assert_eq!(decision, LongMessage::Route(backstop_jsonrpc::Route::forward(Forward::Unchanged)));
+    /// assert_eq!(decision, LongDecision::Route(backstop_jsonrpc::Route::forward(Forward::Unchanged)));
     /// ```
-    pub fn long_server_message(&mut self, scanned: &Scanned) -> LongMessage {
-        let unchanged = LongMessage::Route(Route::forward(Forward::Unchanged));
+    pub fn long_server_message(&mut self, scanned: &Scanned) -> LongDecision {
+        let unchanged = LongDecision::Route(Route::forward(Forward::Unchanged));
         if scanned.invalid {
             return unchanged;
         }
         if !scanned.dropped && scanned.holes.is_empty() {
             // Held whole: the skeleton is the message.
-            return LongMessage::Route(self.route_server_message(&scanned.skeleton));
+            return LongDecision::Route(self.route_server_message(&scanned.skeleton));
         }
         if scanned.batch || self.machine.listing_in_flight() || !self.waiting.is_empty() {
-            return LongMessage::NeedsWhole;
+            return LongDecision::NeedsWhole;
         }
         if scanned.method.is_some() {
             return match self.passes_early(None, scanned.method.as_deref(), false) {
                 true => unchanged,
-                false => LongMessage::NeedsWhole,
+                false => LongDecision::NeedsWhole,
             };
         }
         let envelope = match scanned.overflowed {
@@ -688,7 +688,7 @@ impl Shaper {
             // Not a response we can read: only its id can say it needs nothing.
             return match self.passes_early(scanned.id.as_deref(), None, false) {
                 true => unchanged,
-                false => LongMessage::NeedsWhole,
+                false => LongDecision::NeedsWhole,
             };
         };
         let Some(id) = envelope.request_id().map(machine::RequestId::from) else {
@@ -701,7 +701,7 @@ impl Shaper {
         }
         let result = match envelope.result {
             Some(result) if self.machine.is_pending_tool_call(&id) && !scanned.dropped => result,
-            _ => return LongMessage::NeedsWhole,
+            _ => return LongDecision::NeedsWhole,
         };
         let Some(result) = result
             .to_value()
@@ -714,9 +714,9 @@ impl Shaper {
         match self.machine.server_result_in_part(&id, result, &held) {
             Some(answer) => {
                 let id_json = envelope.id.map_or("null", RawValue::get);
-                LongMessage::Route(Route::forward(forward(answer, id_json)))
+                LongDecision::Route(Route::forward(forward(answer, id_json)))
             }
-            None => LongMessage::NeedsWhole,
+            None => LongDecision::NeedsWhole,
         }
     }
 

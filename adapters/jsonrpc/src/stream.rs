@@ -32,7 +32,7 @@
 //! ```
 
 use crate::scan::Scan;
-use crate::shaper::{Forward, LongMessage as LongDecision, Route, Shaper};
+use crate::shaper::{Forward, LongDecision, Route, Shaper};
 
 /// Lines up to this long are shaped whole; longer ones are scanned as they come.
 ///
@@ -40,6 +40,15 @@ use crate::shaper::{Forward, LongMessage as LongDecision, Route, Shaper};
 /// assert_eq!(backstop_jsonrpc::stream::WHOLE_LINE_BYTES, 4 << 20);
 /// ```
 pub const WHOLE_LINE_BYTES: usize = 4 << 20;
+
+/// Line buffers this long or longer are not kept once their line is handled: the
+/// buffer is released so that one huge message does not pin its memory for the whole
+/// session (SPEC B2).
+///
+/// ```
+/// assert_eq!(backstop_jsonrpc::stream::KEEP_BUFFER_BYTES, 4 * 1024 * 1024);
+/// ```
+pub const KEEP_BUFFER_BYTES: usize = 4 << 20;
 
 /// What the owner of a [`ServerStream`] does with the bytes (it owns the pipes).
 pub trait Sink {
@@ -107,14 +116,14 @@ impl Sink for MemorySink {
 
 /// How messages are framed on the way to the client: what ends one sent as it came,
 /// how one the shaper wrote is sent, and where the message is in a framed one. The
-/// framing of the stdio proxy is [`LineFrame`]; the HTTP modes have theirs
-/// ([`crate::http::shape`]).
+/// framing of the stdio proxy is [`LineFrame`]; the HTTP modes have theirs (an HTTP
+/// body, an SSE event: the `backstop` crate's `http::shape`).
 pub trait Frame {
     /// Send what ends a message sent as it came, if anything (a line's line break).
     fn end_original(&mut self, sink: &mut impl Sink);
     /// Send `message`, which the shaper wrote in place of the one that came.
     fn send_rewritten(&mut self, message: &[u8], sink: &mut impl Sink);
-    /// Send `message`, one of the shaper's own (a held answer it releases).
+    /// Send `message`, one of the shaper's own (a queued answer it releases).
     fn send_new(&mut self, message: &[u8], sink: &mut impl Sink) {
         self.send_rewritten(message, sink);
     }
@@ -275,13 +284,13 @@ impl LongMessage {
                     answers.extend(scanned.id.clone().and_then(|id| String::from_utf8(id).ok()));
                 }
                 match shaper.long_server_message(&scanned) {
-                    LongDecision::Route(route) => emit(route, Held::InSink, frame, sink),
+                    LongDecision::Route(route) => emit(route, OriginalAt::InSink, frame, sink),
                     LongDecision::NeedsWhole => {
                         let whole = sink.take_held();
                         let message = frame.message(&whole);
                         answers = crate::message::response_ids(&message);
                         let route = frame.route(shaper, &message);
-                        emit(route, Held::Here(&whole), frame, sink);
+                        emit(route, OriginalAt::Here(&whole), frame, sink);
                     }
                 }
             }
@@ -395,7 +404,7 @@ impl<F: Frame> Message<F> {
             },
             MessageState::Collecting { message, framed } => {
                 let route = self.frame.route(shaper, &message);
-                emit(route, Held::Here(&framed), &mut self.frame, sink);
+                emit(route, OriginalAt::Here(&framed), &mut self.frame, sink);
                 Ended {
                     answered: crate::message::response_ids(&message),
                     whole: Some(message),
@@ -502,41 +511,43 @@ impl ServerStream {
 
     fn whole_line(&mut self, shaper: &mut Shaper, sink: &mut impl Sink) {
         let route = shaper.route_server_message(&self.line);
-        emit(route, Held::Here(&self.line), &mut LineFrame, sink);
-        if self.line.capacity() > crate::framing::KEEP_BUFFER_BYTES {
+        emit(route, OriginalAt::Here(&self.line), &mut LineFrame, sink);
+        if self.line.capacity() > KEEP_BUFFER_BYTES {
             self.line = Vec::new();
         }
         self.line.clear();
     }
 }
 
-/// Where the message a route is about is.
-enum Held<'a> {
+/// Where the framed bytes of the message a route is about are.
+enum OriginalAt<'a> {
+    /// Here: the message was read whole.
     Here(&'a [u8]),
+    /// Held in the sink ([`Sink::hold`]), to be released or discarded.
     InSink,
 }
 
-/// Send what `route` says in `frame`, the message itself from `held`.
-fn emit(route: Route, held: Held<'_>, frame: &mut impl Frame, sink: &mut impl Sink) {
+/// Send what `route` says in `frame`, the message itself from `original`.
+fn emit(route: Route, original: OriginalAt<'_>, frame: &mut impl Frame, sink: &mut impl Sink) {
     for request in route.to_server {
         sink.to_server(request);
     }
     for message in &route.to_client {
         frame.send_new(message, sink);
     }
-    match (route.forward, held) {
-        (None, Held::InSink) => sink.discard(),
-        (None, Held::Here(_)) => {}
-        (Some(Forward::Unchanged), Held::Here(framed)) => {
+    match (route.forward, original) {
+        (None, OriginalAt::InSink) => sink.discard(),
+        (None, OriginalAt::Here(_)) => {}
+        (Some(Forward::Unchanged), OriginalAt::Here(framed)) => {
             sink.send(framed);
             frame.end_original(sink);
         }
-        (Some(Forward::Unchanged), Held::InSink) => {
+        (Some(Forward::Unchanged), OriginalAt::InSink) => {
             sink.release();
             frame.end_original(sink);
         }
-        (Some(Forward::Rewritten(bytes)), held) => {
-            if matches!(held, Held::InSink) {
+        (Some(Forward::Rewritten(bytes)), original) => {
+            if matches!(original, OriginalAt::InSink) {
                 sink.discard();
             }
             frame.send_rewritten(&bytes, sink);

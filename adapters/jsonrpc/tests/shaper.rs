@@ -1,4 +1,5 @@
-//! The shaper against issue 4's rules J1–J6 (and E9, B1, B2), message by message.
+//! The shaper against the SPEC rules it applies (E1–E9, V1–V5, R3, L1–L3, A2, B1, B2),
+//! message by message.
 
 use backstop_core::{Limit, ProtocolError};
 use backstop_jsonrpc::{Forward, Shaper};
@@ -28,7 +29,7 @@ fn shaper_at(revision: &str, limit: Limit) -> Shaper {
     let tools: String = TOOLS.split('\n').collect();
     assert!(
         server(&mut shaper, &tools).is_none(),
-        "J6: tools/list passes"
+        "A2: tools/list passes"
     );
     shaper
 }
@@ -62,10 +63,10 @@ fn rewritten(shaper: &mut Shaper, line: &str) -> String {
     server(shaper, line).expect("the shaper rewrites this response")
 }
 
-// ---- J1 ------------------------------------------------------------------------
+// ---- E1–E7: failures of known tools --------------------------------------------
 
 #[test]
-fn j1_an_error_of_a_known_tool_becomes_an_error_result() {
+fn e1_an_error_of_a_known_tool_becomes_an_error_result() {
     let mut shaper = shaper();
     call(
         &mut shaper,
@@ -82,7 +83,7 @@ fn j1_an_error_of_a_known_tool_becomes_an_error_result() {
 }
 
 #[test]
-fn j1_reads_error_type_expected_and_suggestion_from_data() {
+fn e3_e5_read_error_type_expected_and_suggestion_from_data() {
     let mut shaper = shaper();
     call(&mut shaper, json!(2), "capture_pane", json!({}));
     let line = rewritten(
@@ -93,7 +94,7 @@ fn j1_reads_error_type_expected_and_suggestion_from_data() {
 }
 
 #[test]
-fn j1_a_pydantic_error_behind_stock_middleware_becomes_v2_without_the_value() {
+fn e1_a_pydantic_error_behind_stock_middleware_becomes_v2_without_the_value() {
     let mut shaper = shaper();
     call(
         &mut shaper,
@@ -110,7 +111,7 @@ fn j1_a_pydantic_error_behind_stock_middleware_becomes_v2_without_the_value() {
 }
 
 #[test]
-fn j1_a_derived_failure_from_the_code_alone() {
+fn e4_a_derived_failure_from_the_code_alone() {
     let mut shaper = shaper();
     call(&mut shaper, json!(4), "capture_pane", json!({}));
     let line = rewritten(
@@ -129,10 +130,10 @@ fn j1_a_derived_failure_from_the_code_alone() {
     );
 }
 
-// ---- J2 ------------------------------------------------------------------------
+// ---- E2, V1–V5: error results the server built ----------------------------------
 
 #[test]
-fn j2_an_error_result_a_server_built_passes_byte_identical() {
+fn e2_an_error_result_a_server_built_passes_byte_identical() {
     let mut shaper = shaper();
     call(&mut shaper, json!(5), "capture_pane", json!({}));
     let line = r#"{"jsonrpc":"2.0", "id":5, "result":{"isError":true,"content":[{"type":"text","text":"Pane not found: %99"}],"_meta":{"error_type":"PaneNotFound","expected":true}}}"#;
@@ -140,7 +141,7 @@ fn j2_an_error_result_a_server_built_passes_byte_identical() {
 }
 
 #[test]
-fn j2_a_recognised_validation_result_gets_v2_to_v5_and_keeps_its_meta() {
+fn v1_a_recognised_validation_result_gets_v2_to_v5_and_keeps_its_meta() {
     let mut shaper = shaper();
     call(
         &mut shaper,
@@ -156,7 +157,7 @@ fn j2_a_recognised_validation_result_gets_v2_to_v5_and_keeps_its_meta() {
 }
 
 #[test]
-fn j2_a_zod_validation_result_of_the_typescript_sdk() {
+fn v1_a_zod_validation_result_of_the_typescript_sdk() {
     let mut shaper = shaper();
     call(
         &mut shaper,
@@ -183,7 +184,7 @@ fn j2_a_zod_validation_result_of_the_typescript_sdk() {
 }
 
 #[test]
-fn j2_a_serde_error_of_rmcp() {
+fn v1_a_serde_error_of_rmcp() {
     let mut shaper = shaper();
     call(
         &mut shaper,
@@ -199,10 +200,10 @@ fn j2_a_serde_error_of_rmcp() {
     assert!(line.contains(r#""error_type":"ValidationError""#), "{line}");
 }
 
-// ---- J3 ------------------------------------------------------------------------
+// ---- E8: unknown tools ----------------------------------------------------------
 
 #[test]
-fn j3_an_unknown_tool_however_said_becomes_e8() {
+fn e8_an_unknown_tool_however_said() {
     let said = [
         r#"{"code":-32001,"message":"Not found: Unknown tool: 'take_int'"}"#,
         r#"{"code":-32602,"message":"Unknown tool: take_int"}"#,
@@ -234,7 +235,7 @@ fn j3_an_unknown_tool_however_said_becomes_e8() {
 }
 
 #[test]
-fn j3_only_against_a_whole_current_listing_and_only_for_failures() {
+fn e8_only_against_a_whole_current_listing_and_only_for_failures() {
     // A success from a tool the listing lacks passes.
     let mut shaper = shaper();
     call(&mut shaper, json!(1), "hidden", json!({}));
@@ -267,10 +268,10 @@ fn j3_only_against_a_whole_current_listing_and_only_for_failures() {
     assert!(server(&mut shaper, failed).is_some());
 }
 
-// ---- J4 ------------------------------------------------------------------------
+// ---- R3: resource not found -----------------------------------------------------
 
 #[test]
-fn j4_resource_not_found_follows_the_clients_revision() {
+fn r3_resource_not_found_follows_the_clients_revision() {
     let new_style = r#"{"jsonrpc":"2.0","id":9,"error":{"code":-32602,"message":"Resource not found: 'probe://gone'","data":{"uri":"probe://gone"}}}"#;
     let old_style = r#"{"jsonrpc":"2.0","id":9,"error":{"code":-32002,"message":"Resource not found: 'probe://gone'","data":{"uri":"probe://gone"}}}"#;
     let read = json!({"jsonrpc": "2.0", "id": 9, "method": "resources/read", "params": {"uri": "probe://gone"}});
@@ -306,10 +307,10 @@ fn j4_resource_not_found_follows_the_clients_revision() {
     assert_eq!(server(&mut shaper, invalid), None);
 }
 
-// ---- J5 ------------------------------------------------------------------------
+// ---- L1–L3: the limit -----------------------------------------------------------
 
 #[test]
-fn j5_a_result_over_the_cap_keeps_its_tail() {
+fn l3_a_result_over_the_cap_keeps_its_tail() {
     let mut shaper = shaper_at("2025-06-18", Limit::new(400).unwrap());
     call(&mut shaper, json!("big"), "capture_pane", json!({}));
     let output: String = (1..=200).map(|n| format!("line {n}\n")).collect();
@@ -325,7 +326,7 @@ fn j5_a_result_over_the_cap_keeps_its_tail() {
 }
 
 #[test]
-fn j5_a_result_under_the_cap_is_byte_identical_however_written() {
+fn l2_a_result_under_the_cap_is_byte_identical_however_written() {
     let mut shaper = shaper_at("2025-06-18", Limit::new(400).unwrap());
     call(&mut shaper, json!(1), "capture_pane", json!({}));
     // Whitespace, key order, escapes a re-serialization would change.
@@ -334,7 +335,7 @@ fn j5_a_result_under_the_cap_is_byte_identical_however_written() {
 }
 
 #[test]
-fn j5_only_for_the_configured_tools_and_complete_results() {
+fn l1_only_for_the_configured_tools_and_complete_results() {
     let limit = Limit::new(300).unwrap().only_tools(["capture_pane"]);
     let mut shaper = shaper_at("2025-06-18", limit);
     let big = "x".repeat(1000);
@@ -348,10 +349,10 @@ fn j5_only_for_the_configured_tools_and_complete_results() {
     assert_eq!(server(&mut shaper, &pending.to_string()), None, "L1");
 }
 
-// ---- J6, E9, B1, B2 ------------------------------------------------------------
+// ---- A2, E9, B1, B2 ------------------------------------------------------------
 
 #[test]
-fn j6_batches_are_shaped_element_by_element() {
+fn a2_batches_are_shaped_element_by_element() {
     let mut shaper = shaper();
     let batch = json!([
         {"jsonrpc": "2.0", "id": "a", "method": "tools/call", "params": {"name": "capture_pane"}},
@@ -378,7 +379,7 @@ fn j6_batches_are_shaped_element_by_element() {
 }
 
 #[test]
-fn j6_ids_are_numbers_or_strings_and_never_confused() {
+fn a2_ids_are_numbers_or_strings_and_never_confused() {
     let mut shaper = shaper();
     call(&mut shaper, json!("1"), "capture_pane", json!({}));
     let failure = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"boom"}}"#;
@@ -392,7 +393,7 @@ fn j6_ids_are_numbers_or_strings_and_never_confused() {
 }
 
 #[test]
-fn j6_what_is_not_a_response_to_a_pending_request_passes() {
+fn a2_what_is_not_a_response_to_a_pending_request_passes() {
     let mut shaper = shaper();
     for line in [
         r#"{"jsonrpc":"2.0","id":77,"method":"sampling/createMessage","params":{}}"#,
@@ -550,7 +551,7 @@ proptest! {
         let _ = shaper.server_message(wrapped.as_bytes());
     }
 
-    /// J5 for any text: a result is byte-identical under the cap and at most the cap over it.
+    /// L2, L4 for any text: a result is byte-identical under the cap and at most the cap over it.
     #[test]
     fn limited_results_fit_the_cap(text in "(\\PC|\n|\u{1b}){0,600}", cap in 200usize..600) {
         let mut shaper = Shaper::new(Limit::new(cap).unwrap());
@@ -680,7 +681,7 @@ fn b4_an_error_or_a_batch_element_that_is_not_json_is_never_rewritten() {
             let (head, tail) = template.split_once('@').unwrap();
             [head.as_bytes(), bad, tail.as_bytes()].concat()
         };
-        // An error the shaper would convert (J1), with a member it skips spoiled.
+        // An error the shaper would convert (E1), with a member it skips spoiled.
         let mut first = shaper();
         call(&mut first, json!(1), "capture_pane", json!({}));
         let error =
@@ -797,7 +798,7 @@ fn e8_a_call_before_any_listing_makes_the_shaper_list_the_tools_page_by_page() {
         "its own request, under an id of its own"
     );
     assert_eq!(shaper.pending().len(), 1, "the listing is not the client's");
-    // The server answers the call before the listing: held.
+    // The server answers the call before the listing: queued.
     let held = shaper.route_server_message(UNKNOWN_TAKE_INT.as_bytes());
     assert_eq!(held, backstop_jsonrpc::Route::default());
     // The first page asks for the next one; neither is forwarded.
@@ -870,7 +871,7 @@ fn e8_own_listing_keeps_the_order_of_everything_the_server_sends_meanwhile() {
 }
 
 #[test]
-fn e8_a_failed_listing_releases_the_held_answer_as_the_server_gave_it() {
+fn e8_a_failed_listing_releases_the_queued_answer_as_the_server_gave_it() {
     let mut shaper = routed_session();
     route_client(&mut shaper, &call_message(json!(1), "take_int"));
     assert_eq!(
@@ -966,7 +967,7 @@ fn e8_a_client_without_a_handshake_gets_its_2026_meta_on_the_listing() {
 }
 
 #[test]
-fn e8_when_the_server_dies_mid_listing_the_held_answer_goes_first() {
+fn e8_when_the_server_dies_mid_listing_the_queued_answer_goes_first() {
     let mut shaper = routed_session();
     route_client(&mut shaper, &call_message(json!(1), "take_int"));
     route_client(&mut shaper, &call_message(json!(2), "capture_pane"));
@@ -987,7 +988,7 @@ fn e8_when_the_server_dies_mid_listing_the_held_answer_goes_first() {
             UNKNOWN_TAKE_INT,
             r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"gone"}}"#,
         ],
-        "the held answer as it came, then the pending request; never the listing"
+        "the queued answer as it came, then the pending request; never the listing"
     );
 }
 
@@ -1002,14 +1003,14 @@ fn e8_holding_is_bounded() {
         None
     );
     let note = br#"{"jsonrpc":"2.0","method":"notifications/message"}"#;
-    for _ in 1..backstop_jsonrpc::listing::MAX_HELD_MESSAGES {
+    for _ in 1..backstop_jsonrpc::listing::MAX_QUEUED_MESSAGES {
         assert_eq!(shaper.route_server_message(note).forward, None);
     }
     // One more: the bound is passed; everything goes, in order, undecided.
     let route = shaper.route_server_message(note);
     assert_eq!(
         route.to_client.len(),
-        backstop_jsonrpc::listing::MAX_HELD_MESSAGES
+        backstop_jsonrpc::listing::MAX_QUEUED_MESSAGES
     );
     assert_eq!(route.to_client[0], UNKNOWN_TAKE_INT.as_bytes());
     assert_eq!(route.forward, Some(Forward::Unchanged));
@@ -1036,9 +1037,9 @@ proptest! {
     }
 }
 
-/// A server message that cannot need a change is sent on unread (issue 9) — except
+/// A server message that cannot need a change is sent on unread (B3) — except
 /// `notifications/tools/list_changed`, which changes what the shaper knows even with
-/// nothing pending, however its name is spelt (J6, E8).
+/// nothing pending, however its name is spelt (A2, E8).
 #[test]
 fn list_changed_counts_with_nothing_pending() {
     let unknown =

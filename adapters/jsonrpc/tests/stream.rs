@@ -245,7 +245,7 @@ fn a_scan_holds_about_the_cap() {
             scan.push(chunk.as_bytes());
         }
         scan.push(br#""}]}}"#);
-        held.push(scan.held_bytes());
+        held.push(scan.kept_bytes());
         let scanned = scan.finish();
         assert_eq!(scanned.holes.len(), 1);
         // Each `\n` is two bytes of JSON and one of text.

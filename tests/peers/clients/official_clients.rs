@@ -4,7 +4,7 @@
 //! what a test of SPEC L15 checks in what they received.
 //!
 //! Included with `#[path]` by the end-to-end tests of backstop-rmcp and
-//! backstop-jsonrpc (both two directories below the checkout's root). Locally a client
+//! backstop (both two directories below the checkout's root). Locally a client
 //! that is not installed is skipped with a message; with `CI=true` it fails the test.
 
 use std::path::PathBuf;

@@ -1,0 +1,621 @@
+//! `backstop proxy --url` (SPEC A5): a stdio front for a Streamable HTTP MCP server.
+//!
+//! - Each line the client writes on stdin is shown to the shaper and POSTed as it
+//!   came, with `Content-Type: application/json`, `Accept: application/json,
+//!   text/event-stream`, the session's `Mcp-Session-Id` and `MCP-Protocol-Version`
+//!   once the server has given them, and the `--header`s given — no other header.
+//! - The answer is a JSON body or an SSE stream; each message (the body, or one event's
+//!   data) is shaped and written to stdout as one line, as it arrives
+//!   ([`super::shape`]): a long one is scanned and held (past 4 MiB in a temporary
+//!   file) or streams through, in memory bounded by the cap (B3); while one streams
+//!   through, no other line is written into it.
+//! - Messages without requests (notifications, the client's answers to the server)
+//!   and `initialize` are sent one at a time, in order, each awaited (so the session id
+//!   is known before the next); other requests are sent as they come, concurrently
+//!   (a long `tools/call` does not hold a `ping` or a cancellation).
+//! - A `tools/call` that comes before the session's tool catalog is complete is
+//!   preceded by the shaper's own `tools/list` (SPEC E8, [`super::listing`]): POSTed
+//!   with the same headers, its pages read and followed before the call is sent, so
+//!   that a misspelt tool gets `Did you mean …?` and a structured result is cut within
+//!   its schema (L15) from the first call on. A listing that fails or times out is
+//!   given up, and the call is sent all the same.
+//! - Once the client has sent `notifications/initialized`, a GET stream is opened for
+//!   the server's own messages; a server without one (`405`) is fine. A stream that
+//!   ends, or cannot be reached, is opened again with `Last-Event-ID` after a backoff
+//!   ([`reconnect_delay`]: 0.5 s doubling to 8 s, reset by an event with a new id; a
+//!   server's SSE `retry:` wins), and given up after 5 tries in a row without one.
+//! - Failures answer each request of the POST with a JSON-RPC error naming the cause
+//!   and the server's address ([`UpstreamFailure`]), and those requests are no longer
+//!   pending in the shaper; the proxy keeps serving the rest.
+//! - At the end of stdin, the requests in flight are awaited (each within the timeout),
+//!   the session is ended with a DELETE, and the proxy exits 0.
+
+use std::io::{self, BufWriter, Write};
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use backstop_jsonrpc::stream::{Ended, Sink};
+use bytes::Bytes;
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, StatusCode, header};
+use http_body_util::Full;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio::task::JoinSet;
+
+use super::headers::{PROTOCOL_VERSION, SESSION_ID, is_event_stream, set_post_headers};
+use super::listing::list_first;
+use super::shape::{BodyShaper, EventShaper, Out, QueueSink, Queued};
+use super::upstream::{Upstream, UpstreamFailure};
+use super::{Options, Shaping, is_json, lock, request_ids};
+use crate::framing::LineReader;
+
+/// How many times a GET stream that ended (or could not be opened) is opened again in
+/// a row without an event: with [`reconnect_delay`]'s doubling, about 15 s of trying.
+const GET_RETRIES: u32 = 5;
+
+/// The wait before the first reopening of a GET stream.
+const FIRST_RECONNECT_DELAY: Duration = Duration::from_millis(500);
+
+/// The longest wait before reopening a GET stream, unless the server asked for longer.
+const MAX_RECONNECT_DELAY: Duration = Duration::from_secs(8);
+
+/// How long to wait before opening the GET stream again, after `misses` tries in a
+/// row that brought no new event (0: the stream that just ended brought one): the
+/// server's SSE `retry:` when it sent one (Streamable HTTP, 2025-11-25 on: the client
+/// waits that long before reconnecting), else 0.5 s doubling with each miss, at most
+/// 8 s.
+///
+/// ```
+/// use std::time::Duration;
+/// use backstop::http::client::reconnect_delay;
+/// assert_eq!(reconnect_delay(0, None), Duration::from_millis(500));
+/// assert_eq!(reconnect_delay(1, None), Duration::from_secs(1));
+/// assert_eq!(reconnect_delay(2, None), Duration::from_secs(2));
+/// assert_eq!(reconnect_delay(9, None), Duration::from_secs(8));
+/// assert_eq!(reconnect_delay(9, Some(Duration::from_secs(30))), Duration::from_secs(30));
+/// ```
+pub fn reconnect_delay(misses: u32, retry: Option<Duration>) -> Duration {
+    retry.unwrap_or_else(|| {
+        FIRST_RECONNECT_DELAY
+            .saturating_mul(1 << misses.min(16))
+            .min(MAX_RECONNECT_DELAY)
+    })
+}
+
+/// The reconnection time an SSE `retry:` field's value sets: ASCII digits, in
+/// milliseconds, as the SSE standard reads it; anything else sets none.
+///
+/// ```
+/// use std::time::Duration;
+/// use backstop::http::client::retry_value;
+/// assert_eq!(retry_value(b"1500"), Some(Duration::from_millis(1500)));
+/// assert_eq!(retry_value(b"soon"), None);
+/// assert_eq!(retry_value(b""), None);
+/// assert_eq!(retry_value(b"-5"), None);
+/// ```
+pub fn retry_value(value: &[u8]) -> Option<Duration> {
+    let digits = !value.is_empty() && value.iter().all(u8::is_ascii_digit);
+    digits
+        .then(|| std::str::from_utf8(value).ok()?.parse::<u64>().ok())
+        .flatten()
+        .map(Duration::from_millis)
+}
+
+/// A `--header 'Name: value'` argument, read.
+///
+/// ```
+/// let (name, value) = backstop::http::client::parse_header("Authorization: Bearer t").unwrap();
+/// assert_eq!(name, "authorization");
+/// assert_eq!(value, "Bearer t");
+/// assert!(backstop::http::client::parse_header("no colon").is_err());
+/// ```
+pub fn parse_header(text: &str) -> Result<(HeaderName, HeaderValue), String> {
+    let (name, value) = text
+        .split_once(':')
+        .ok_or_else(|| "a header is `Name: value`".to_owned())?;
+    let name = HeaderName::from_bytes(name.trim().as_bytes())
+        .map_err(|_| format!("`{}` is not a header name", name.trim()))?;
+    // The value is never shown: it may be a credential.
+    let value = HeaderValue::from_str(value.trim())
+        .map_err(|_| format!("the value of header `{name}` has characters a header cannot"))?;
+    Ok((name, value))
+}
+
+/// The session with the server: what the proxy learnt of it, and where answers go.
+struct Session {
+    upstream: Upstream,
+    extra: HeaderMap,
+    shaping: Shaping,
+    id: Mutex<Option<HeaderValue>>,
+    protocol: Mutex<Option<HeaderValue>>,
+    /// The raw ids of `initialize` requests not answered yet.
+    initializing: Mutex<Vec<String>>,
+    /// The reconnection time the server's last SSE `retry:` field set
+    /// ([`retry_value`]), for reopening the GET stream.
+    retry: Mutex<Option<Duration>>,
+    /// Bytes for stdout, written as they come (no line break added).
+    out: UnboundedSender<Vec<u8>>,
+    /// Held by whoever writes to stdout, for as long as a message it writes is not
+    /// whole: a long message streams through, and no other line may cut into it.
+    writing: tokio::sync::Mutex<()>,
+}
+
+impl Session {
+    /// A session with `upstream`, nothing known of it yet; its answers go to `out`.
+    fn new(
+        upstream: Upstream,
+        extra: HeaderMap,
+        options: Options,
+        out: UnboundedSender<Vec<u8>>,
+    ) -> Self {
+        Self {
+            upstream,
+            extra,
+            shaping: Shaping::new(options.shaper, options.log_failures),
+            id: Mutex::new(None),
+            protocol: Mutex::new(None),
+            initializing: Mutex::new(Vec::new()),
+            retry: Mutex::new(None),
+            out,
+            writing: tokio::sync::Mutex::new(()),
+        }
+    }
+
+    /// A request to the server with the session's headers, then the given ones.
+    fn request(&self, method: Method, body: Bytes) -> Request<Full<Bytes>> {
+        let mut request = Request::new(Full::new(body));
+        *request.method_mut() = method;
+        *request.uri_mut() = self.upstream.url().clone();
+        *request.headers_mut() = self.headers();
+        request
+    }
+
+    /// The session's headers, then the given ones.
+    fn headers(&self) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        if let Some(id) = lock(&self.id).clone() {
+            headers.insert(SESSION_ID, id);
+        }
+        if let Some(version) = lock(&self.protocol).clone() {
+            headers.insert(PROTOCOL_VERSION, version);
+        }
+        for (name, value) in &self.extra {
+            headers.append(name.clone(), value.clone());
+        }
+        headers
+    }
+
+    /// Write errors for `ids` to the client; they are no longer pending.
+    async fn fail(&self, ids: &[String], failure: &UpstreamFailure) {
+        let error = failure.to_error(self.upstream.address());
+        self.write_lines(self.shaping.fail_requests(ids, &error))
+            .await;
+    }
+
+    /// Write whole messages to the client, one line each.
+    async fn write_lines(&self, messages: Vec<Vec<u8>>) {
+        let _writing = self.writing.lock().await;
+        for mut line in messages {
+            // Data of several lines: JSON allows a space wherever it has a line break
+            // outside a string (and has none inside one), and stdout takes one line.
+            for byte in &mut line {
+                if *byte == b'\n' || *byte == b'\r' {
+                    *byte = b' ';
+                }
+            }
+            line.push(b'\n');
+            let _ = self.out.send(line);
+        }
+    }
+
+    /// Send a client message: first the shaper's own listing when it asked for one
+    /// (E8, [`list_first`]), then the message.
+    async fn send(&self, body: Bytes, ids: Vec<String>, listing: Vec<Vec<u8>>) {
+        if !listing.is_empty() {
+            let headers = self.headers();
+            let for_client = list_first(&self.upstream, &self.shaping, listing, &headers).await;
+            self.write_lines(for_client).await;
+        }
+        self.post(body, ids).await;
+    }
+
+    /// Send what `sink` queued to stdout, held bytes read back a piece at a time.
+    fn send_queued(&self, sink: &mut QueueSink) {
+        for queued in sink.drain() {
+            match queued {
+                Queued::Bytes(bytes) => {
+                    let _ = self.out.send(bytes);
+                }
+                Queued::Held(held) => held.pieces().for_each(|piece| {
+                    let _ = self.out.send(piece);
+                }),
+            }
+        }
+    }
+
+    /// A message from the server ended: its answers are struck from `ids`, and an
+    /// answer to `initialize` gives the revision.
+    fn ended(&self, ended: &Ended, ids: &mut Vec<String>) {
+        ids.retain(|id| !ended.answered.contains(id));
+        if let Some(message) = &ended.whole {
+            self.learn_protocol(message, &ended.answered);
+        }
+    }
+
+    /// The revision the server's answer to `initialize` names, kept for the
+    /// `MCP-Protocol-Version` header.
+    fn learn_protocol(&self, message: &[u8], answered: &[String]) {
+        let mut initializing = lock(&self.initializing);
+        if !answered.iter().any(|id| initializing.contains(id)) {
+            return;
+        }
+        initializing.retain(|id| !answered.contains(id));
+        let value: serde_json::Value = serde_json::from_slice(message).unwrap_or_default();
+        if let Some(version) = value["result"]["protocolVersion"].as_str()
+            && let Ok(version) = HeaderValue::from_str(version)
+        {
+            *lock(&self.protocol) = Some(version);
+        }
+    }
+
+    /// POST one client message and write what answers it.
+    async fn post(&self, body: Bytes, mut ids: Vec<String>) {
+        let mut request = self.request(Method::POST, body);
+        set_post_headers(request.headers_mut());
+        let response = match self.upstream.send(request).await {
+            Ok(response) => response,
+            Err(failure) => return self.fail(&ids, &failure).await,
+        };
+        let (head, mut body) = response.into_parts();
+        if !head.status.is_success() {
+            return self.fail(&ids, &UpstreamFailure::Status(head.status)).await;
+        }
+        if let Some(id) = head.headers.get(SESSION_ID) {
+            let mut known = lock(&self.id);
+            if known.is_none() {
+                *known = Some(id.clone());
+            }
+        }
+        if head.status == StatusCode::ACCEPTED || ids.is_empty() && !is_event_stream(&head.headers)
+        {
+            return;
+        }
+        if is_event_stream(&head.headers) {
+            let ended = self.events(&mut body, &mut ids, false, &mut None).await;
+            if !ids.is_empty() {
+                self.fail(&ids, &ended.unwrap_or(UpstreamFailure::Broken))
+                    .await;
+            }
+            return;
+        }
+        if let Err(failure) = self.json_body(&mut body, &mut ids).await {
+            self.fail(&ids, &failure).await;
+        }
+    }
+
+    /// Read a JSON body, shaped as it arrives into one line for stdout; the failure
+    /// it ended with, if any (a short body that is not JSON is one).
+    async fn json_body(
+        &self,
+        body: &mut hyper::body::Incoming,
+        ids: &mut Vec<String>,
+    ) -> Result<(), UpstreamFailure> {
+        let mut shaped = BodyShaper::new(Out::Lines);
+        let mut sink = QueueSink::default();
+        let mut writing = None;
+        loop {
+            match self.upstream.next_data(body, false).await {
+                Ok(Some(data)) => {
+                    self.shaping
+                        .shape(|shaper| shaped.push(shaper, &data, &mut sink));
+                    if !sink.is_empty() {
+                        if writing.is_none() {
+                            writing = Some(self.writing.lock().await);
+                        }
+                        self.send_queued(&mut sink);
+                    }
+                }
+                Ok(None) => break,
+                Err(failure) => {
+                    if sink.sent_some() {
+                        let _ = self.out.send(b"\n".to_vec());
+                    }
+                    return Err(failure);
+                }
+            }
+        }
+        if shaped.whole().is_some_and(|whole| !is_json(whole)) {
+            return Err(UpstreamFailure::NotJson);
+        }
+        let ended = self.shaping.shape(|shaper| shaped.end(shaper, &mut sink));
+        self.ended(&ended, ids);
+        if writing.is_none() {
+            writing = Some(self.writing.lock().await);
+        }
+        self.send_queued(&mut sink);
+        drop(writing);
+        Ok(())
+    }
+
+    /// Read an SSE stream, each event's data a server message shaped as it arrives
+    /// into one line for stdout; the failure it ended with, if any. `last_id` is kept
+    /// up to date for a GET stream's resumption.
+    async fn events(
+        &self,
+        body: &mut hyper::body::Incoming,
+        ids: &mut Vec<String>,
+        patient: bool,
+        last_id: &mut Option<HeaderValue>,
+    ) -> Option<UpstreamFailure> {
+        let mut events = EventShaper::new(Out::Lines);
+        let mut sink = QueueSink::default();
+        let mut writing = None;
+        let failure = loop {
+            let data = match self.upstream.next_data(body, patient).await {
+                Ok(Some(data)) => data,
+                Ok(None) => break None,
+                Err(failure) => break Some(failure),
+            };
+            let ended = self
+                .shaping
+                .shape(|shaper| events.push(shaper, &data, &mut sink));
+            for event in ended {
+                if let Some(id) = event.id.and_then(|id| HeaderValue::from_bytes(&id).ok()) {
+                    *last_id = Some(id);
+                }
+                if let Some(retry) = event.retry.as_deref().and_then(retry_value) {
+                    *lock(&self.retry) = Some(retry);
+                }
+                if let Some(message) = &event.message {
+                    self.ended(message, ids);
+                }
+            }
+            if !sink.is_empty() {
+                if writing.is_none() {
+                    writing = Some(self.writing.lock().await);
+                }
+                self.send_queued(&mut sink);
+            }
+            // Stdout is another's again once no message of this stream is half written.
+            if !sink.sent_some() {
+                writing = None;
+            }
+        };
+        if self
+            .shaping
+            .shape(|shaper| events.finish(shaper, false, &mut sink))
+        {
+            sink.send(b"\n");
+        }
+        if !sink.is_empty() {
+            if writing.is_none() {
+                writing = Some(self.writing.lock().await);
+            }
+            self.send_queued(&mut sink);
+        }
+        drop(writing);
+        failure
+    }
+
+    /// The server's own stream, for as long as it offers one: reopened with
+    /// `Last-Event-ID` when it ends or cannot be reached, after [`reconnect_delay`];
+    /// given up after `GET_RETRIES` tries in a row that brought no new event id, or
+    /// when the server answers that it has no such stream.
+    async fn listen(self: Arc<Self>) {
+        let mut last_id: Option<HeaderValue> = None;
+        let mut misses = 0;
+        loop {
+            let mut request = self.request(Method::GET, Bytes::new());
+            let headers = request.headers_mut();
+            headers.insert(
+                header::ACCEPT,
+                HeaderValue::from_static("text/event-stream"),
+            );
+            if let Some(id) = &last_id {
+                headers.insert("last-event-id", id.clone());
+            }
+            let before = last_id.clone();
+            // A connection that fails is tried again, as a stream that ended is.
+            if let Ok(response) = self.upstream.send(request).await {
+                let (head, mut body) = response.into_parts();
+                if !head.status.is_success() || !is_event_stream(&head.headers) {
+                    return; // 405: the server has no stream of its own
+                }
+                let _ = self
+                    .events(&mut body, &mut Vec::new(), true, &mut last_id)
+                    .await;
+            }
+            misses = if last_id == before { misses + 1 } else { 0 };
+            if misses >= GET_RETRIES {
+                return;
+            }
+            let retry = *lock(&self.retry);
+            tokio::time::sleep(reconnect_delay(misses, retry)).await;
+        }
+    }
+
+    /// End the session: DELETE, when the server gave a session id.
+    async fn end(&self) {
+        if lock(&self.id).is_none() {
+            return;
+        }
+        let request = self.request(Method::DELETE, Bytes::new());
+        let _ = self.upstream.send(request).await;
+    }
+}
+
+/// The lines of stdin, read on a thread of their own.
+fn read_stdin() -> UnboundedReceiver<Vec<u8>> {
+    let (sender, receiver) = unbounded_channel();
+    std::thread::spawn(move || {
+        let mut reader = LineReader::new(io::stdin().lock());
+        while let Ok(Some(line)) = reader.next_line() {
+            if sender.send(line.to_vec()).is_err() {
+                return;
+            }
+        }
+    });
+    receiver
+}
+
+/// Bytes for stdout, written on a thread of their own as they come, flushed whenever
+/// none wait.
+fn write_stdout() -> (UnboundedSender<Vec<u8>>, std::thread::JoinHandle<()>) {
+    let (sender, mut receiver) = unbounded_channel::<Vec<u8>>();
+    let writer = std::thread::spawn(move || {
+        let mut out = BufWriter::with_capacity(64 << 10, io::stdout().lock());
+        while let Some(bytes) = receiver.blocking_recv() {
+            let mut sent = out.write_all(&bytes);
+            while let Ok(bytes) = receiver.try_recv() {
+                sent = sent.and_then(|()| out.write_all(&bytes));
+            }
+            if sent.and_then(|()| out.flush()).is_err() {
+                return; // the client went away
+            }
+        }
+    });
+    (sender, writer)
+}
+
+/// Whether a client message holds a request or notification named `method`.
+fn has_method(body: &[u8], method: &str) -> bool {
+    let needle = format!("\"{method}\"");
+    memchr::memmem::find(body, needle.as_bytes()).is_some() && {
+        let one = |element: &[u8]| {
+            backstop_jsonrpc::message::Envelope::parse(element)
+                .is_some_and(|envelope| envelope.method.as_deref() == Some(method))
+        };
+        match backstop_jsonrpc::message::batch_elements(body) {
+            Some(elements) => elements.iter().any(|e| one(e.get().as_bytes())),
+            None => one(body),
+        }
+    }
+}
+
+/// Run the proxy on this process's stdin and stdout until stdin ends; the exit code.
+///
+/// ```no_run
+/// use backstop::http::{Options, client, upstream::Upstream};
+/// let upstream = Upstream::new("https://example.com/mcp".parse().unwrap(), std::time::Duration::from_secs(60)).unwrap();
+/// let options = Options { shaper: Default::default(), log_failures: true };
+/// std::process::exit(client::run(upstream, http::HeaderMap::new(), options).unwrap());
+/// ```
+pub fn run(upstream: Upstream, extra: HeaderMap, options: Options) -> io::Result<i32> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let (out, writer) = write_stdout();
+    runtime.block_on(async move {
+        let session = Arc::new(Session::new(upstream, extra, options, out));
+        let mut lines = read_stdin();
+        let mut in_flight = JoinSet::new();
+        let mut listening = None;
+        while let Some(line) = lines.recv().await {
+            let listing = session.shaping.client_route(&line);
+            let ids = request_ids(&line);
+            let initialize = has_method(&line, "initialize");
+            let initialized = has_method(&line, "notifications/initialized");
+            if initialize {
+                lock(&session.initializing).extend(ids.iter().cloned());
+            }
+            if ids.is_empty() || initialize {
+                session.send(Bytes::from(line), ids, listing).await;
+            } else {
+                let session = Arc::clone(&session);
+                in_flight.spawn(async move { session.send(Bytes::from(line), ids, listing).await });
+            }
+            while in_flight.try_join_next().is_some() {}
+            if listening.is_none() && initialized {
+                listening = Some(tokio::spawn(Arc::clone(&session).listen()));
+            }
+        }
+        while in_flight.join_next().await.is_some() {}
+        if let Some(listening) = listening {
+            listening.abort();
+        }
+        session.end().await;
+    });
+    runtime.shutdown_background();
+    let _ = writer.join();
+    Ok(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An address nobody listens on.
+    fn refused() -> Upstream {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .unwrap()
+            .port();
+        let url = format!("http://127.0.0.1:{port}/mcp").parse().unwrap();
+        Upstream::new(url, Duration::from_secs(5)).unwrap()
+    }
+
+    #[test]
+    fn a5_the_get_stream_backs_off_doubling_to_a_bound_and_honours_retry() {
+        let schedule: Vec<u64> = (0..GET_RETRIES + 2)
+            .map(|misses| reconnect_delay(misses, None).as_millis() as u64)
+            .collect();
+        assert_eq!(schedule, [500, 1000, 2000, 4000, 8000, 8000, 8000]);
+        // What the proxy waits in all before giving a silent stream up: bounded.
+        let total: Duration = (1..GET_RETRIES)
+            .map(|misses| reconnect_delay(misses, None))
+            .sum();
+        assert_eq!(total, Duration::from_secs(15));
+        // The server's `retry:` wins, whichever the count (SEP-1699).
+        let retry = Duration::from_millis(1500);
+        assert!((0..20).all(|misses| reconnect_delay(misses, Some(retry)) == retry));
+        assert_eq!(reconnect_delay(u32::MAX, None), MAX_RECONNECT_DELAY);
+    }
+
+    #[test]
+    fn a5_an_events_retry_field_is_read_for_the_get_stream() {
+        let mut events = EventShaper::new(Out::Lines);
+        let mut sink = QueueSink::default();
+        let mut shaper = backstop_jsonrpc::Shaper::default();
+        let stream = b"id: 1\nretry: 2500\n\ndata: {}\n\nretry: later\n\n";
+        let ended = events.push(&mut shaper, stream, &mut sink);
+        let retries: Vec<_> = ended
+            .iter()
+            .map(|event| event.retry.as_deref().and_then(retry_value))
+            .collect();
+        assert_eq!(retries, [Some(Duration::from_millis(2500)), None, None]);
+    }
+
+    #[test]
+    fn b1_a_failed_post_answers_its_request_and_leaves_nothing_pending() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let (out, mut written) = unbounded_channel();
+        let options = Options {
+            shaper: backstop_jsonrpc::Shaper::default(),
+            log_failures: false,
+        };
+        let session = Session::new(refused(), HeaderMap::new(), options, out);
+        let call = br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"t"}}"#;
+        assert!(
+            session.shaping.client_route(call).is_empty(),
+            "no session yet"
+        );
+        assert_eq!(session.shaping.pending(), 1);
+        runtime.block_on(session.send(Bytes::from_static(call), request_ids(call), Vec::new()));
+        let answer: serde_json::Value =
+            serde_json::from_slice(&written.try_recv().unwrap()).unwrap();
+        assert_eq!(answer["id"], 7);
+        assert!(
+            answer.to_string().contains("could not be reached"),
+            "{answer}"
+        );
+        assert_eq!(
+            session.shaping.pending(),
+            0,
+            "A5/B1: the failed request is not pending"
+        );
+    }
+}

@@ -1,0 +1,130 @@
+//! Which headers the gateway passes (SPEC A5): every end-to-end header untouched —
+//! `Mcp-Session-Id`, `MCP-Protocol-Version`, `Last-Event-ID`, `Authorization`,
+//! `Origin` among them — and no hop-by-hop header (RFC 9110 §7.6.1: those of a
+//! connection, and those the `Connection` header names). `Host` and `Content-Length`
+//! are the new hop's own. No header value is ever logged.
+
+use http::header::{self, HeaderName};
+use http::{HeaderMap, HeaderValue};
+
+/// The session header of Streamable HTTP.
+pub const SESSION_ID: &str = "mcp-session-id";
+/// The revision header of Streamable HTTP (2025-06-18 on).
+pub const PROTOCOL_VERSION: &str = "mcp-protocol-version";
+
+/// Headers that belong to one connection, never forwarded.
+const HOP_BY_HOP: [&str; 8] = [
+    "connection",
+    "keep-alive",
+    "proxy-authenticate",
+    "proxy-authorization",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+];
+
+/// The headers of `incoming` to send on the next hop: hop-by-hop ones and those the
+/// `Connection` header names dropped, and `Host` and `Content-Length` (the next hop's
+/// own); everything else untouched, in order.
+///
+/// ```
+/// use http::{HeaderMap, HeaderValue};
+/// let mut incoming = HeaderMap::new();
+/// incoming.insert("connection", HeaderValue::from_static("keep-alive, x-hop"));
+/// incoming.insert("x-hop", HeaderValue::from_static("1"));
+/// incoming.insert("authorization", HeaderValue::from_static("Bearer t"));
+/// incoming.insert("mcp-session-id", HeaderValue::from_static("s1"));
+/// let sent = backstop::http::headers::end_to_end(&incoming);
+/// assert_eq!(sent.len(), 2);
+/// assert_eq!(sent["authorization"], "Bearer t");
+/// assert!(sent.get("x-hop").is_none());
+/// ```
+pub fn end_to_end(incoming: &HeaderMap) -> HeaderMap {
+    let named: Vec<HeaderName> = incoming
+        .get_all(header::CONNECTION)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .filter_map(|name| HeaderName::from_bytes(name.trim().as_bytes()).ok())
+        .collect();
+    let mut out = HeaderMap::with_capacity(incoming.len());
+    for (name, value) in incoming {
+        let hop = HOP_BY_HOP.contains(&name.as_str())
+            || name == header::HOST
+            || name == header::CONTENT_LENGTH
+            || named.contains(name);
+        if !hop {
+            out.append(name.clone(), value.clone());
+        }
+    }
+    out
+}
+
+/// Set the `Content-Type` and `Accept` of a Streamable HTTP client's POST (a JSON-RPC
+/// message; a JSON body or an SSE stream taken in answer).
+///
+/// ```
+/// let mut headers = http::HeaderMap::new();
+/// backstop::http::headers::set_post_headers(&mut headers);
+/// assert_eq!(headers["accept"], "application/json, text/event-stream");
+/// assert_eq!(headers["content-type"], "application/json");
+/// ```
+pub fn set_post_headers(headers: &mut HeaderMap) {
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    headers.insert(
+        header::ACCEPT,
+        HeaderValue::from_static("application/json, text/event-stream"),
+    );
+}
+
+/// Whether a response's `Content-Type` is an SSE stream.
+///
+/// ```
+/// use http::{HeaderMap, HeaderValue};
+/// let mut headers = HeaderMap::new();
+/// headers.insert("content-type", HeaderValue::from_static("text/event-stream; charset=utf-8"));
+/// assert!(backstop::http::headers::is_event_stream(&headers));
+/// ```
+pub fn is_event_stream(headers: &HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| {
+            value
+                .split(';')
+                .next()
+                .is_some_and(|kind| kind.trim().eq_ignore_ascii_case("text/event-stream"))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a5_the_headers_that_must_pass_pass_untouched() {
+        let mut incoming = HeaderMap::new();
+        for (name, value) in [
+            ("mcp-session-id", "abc"),
+            ("mcp-protocol-version", "2025-06-18"),
+            ("last-event-id", "e-9"),
+            ("authorization", "Bearer s3cr3t"),
+            ("origin", "http://localhost:3000"),
+            ("accept", "application/json, text/event-stream"),
+        ] {
+            incoming.append(name, HeaderValue::from_static(value));
+        }
+        for hop in HOP_BY_HOP.iter().chain(&["host", "content-length"]) {
+            incoming.append(*hop, HeaderValue::from_static("x"));
+        }
+        let sent = end_to_end(&incoming);
+        assert_eq!(sent.len(), 6);
+        assert_eq!(sent["authorization"], "Bearer s3cr3t");
+        assert_eq!(sent["origin"], "http://localhost:3000");
+        assert_eq!(sent["last-event-id"], "e-9");
+    }
+}

@@ -1,0 +1,125 @@
+//! Remote MCP servers over Streamable HTTP (SPEC A5): `backstop proxy --url` (a stdio
+//! front, [`client`]) and `backstop gateway` (an HTTP front, [`gateway`]).
+//!
+//! Both run on a tokio runtime of their own; the stdio proxy ([`crate::proxy`]) stays
+//! on plain threads. Each JSON-RPC message — a whole JSON body, or the data of one SSE
+//! event ([`sse`]) — goes through a [`Shaping`], whose methods are the only places the
+//! [`Shaper`] is called from: one per direction, the answers to a failed POST
+//! ([`Shaping::fail_requests`]), and the shaper's own listing ([`listing`]).
+//!
+//! - [`shape`]: bodies and events shaped as they arrive, in bounded memory (B3).
+//! - [`upstream`]: the HTTP client, and the errors that answer requests a failing
+//!   server left unanswered.
+//! - [`headers`]: which headers pass (A5: everything end-to-end, untouched; hop-by-hop
+//!   ones dropped).
+//! - [`listing`]: the shaper's own `tools/list` before a session's first `tools/call`
+//!   (E8), for both modes.
+
+pub mod client;
+pub mod gateway;
+pub mod headers;
+pub mod listing;
+pub mod shape;
+pub mod sse;
+pub mod upstream;
+
+use std::sync::{Mutex, PoisonError};
+
+use backstop_core::ProtocolError;
+use backstop_jsonrpc::Shaper;
+pub use backstop_jsonrpc::message::{request_ids, response_ids};
+
+use crate::log::log_failure;
+
+/// The shaping options both remote modes share with the stdio proxy.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The shaper to start each session with (its limit; a fresh clone per session).
+    pub shaper: Shaper,
+    /// Log converted failures to stderr (G1, G2).
+    pub log_failures: bool,
+}
+
+/// One session's shaper, and the calls into it: [`client_body`](Self::client_body)
+/// for what the client sends, [`shape`](Self::shape) for what the server sends.
+///
+/// ```
+/// use backstop::http::Shaping;
+/// use backstop_jsonrpc::{Forward, Shaper};
+/// let shaping = Shaping::new(Shaper::default(), false);
+/// shaping.client_body(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#);
+/// let error = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"boom"}}"#;
+/// let Forward::Rewritten(bytes) = shaping.shape(|shaper| shaper.server_message(error))
+/// else { panic!() };
+/// assert!(String::from_utf8(bytes).unwrap().contains(r#""isError":true"#));
+/// ```
+#[derive(Debug)]
+pub struct Shaping {
+    shaper: Mutex<Shaper>,
+    log_failures: bool,
+}
+
+impl Shaping {
+    /// A session shaped by `shaper`.
+    pub fn new(shaper: Shaper, log_failures: bool) -> Self {
+        Self {
+            shaper: Mutex::new(shaper),
+            log_failures,
+        }
+    }
+
+    /// A message (or batch) from the client, seen before it is sent on unchanged.
+    pub fn client_body(&self, body: &[u8]) {
+        let _ = lock(&self.shaper).client_message(body);
+    }
+
+    /// Run `shape` with the session's shaper — a [`shape::BodyShaper`] or
+    /// [`shape::EventShaper`] pushed the server's next bytes — and log the failures it
+    /// converted (G1, G2).
+    pub fn shape<R>(&self, shape: impl FnOnce(&mut Shaper) -> R) -> R {
+        let (out, records) = {
+            let mut shaper = lock(&self.shaper);
+            (shape(&mut shaper), shaper.take_log_records())
+        };
+        if self.log_failures {
+            records.iter().for_each(log_failure);
+        }
+        out
+    }
+}
+
+impl Shaping {
+    /// Answer the requests `ids` (raw JSON) of a POST that failed with `error`: one
+    /// error response each, for the client; none of them is pending any more (B1, B2).
+    ///
+    /// ```
+    /// use backstop::http::Shaping;
+    /// use backstop_jsonrpc::Shaper;
+    /// let shaping = Shaping::new(Shaper::default(), false);
+    /// shaping.client_body(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#);
+    /// let error = backstop_core::ProtocolError::new(-32603, "The MCP server at http://h/mcp answered HTTP 500");
+    /// let answers = shaping.fail_requests(&["1".to_owned()], &error);
+    /// assert_eq!(answers[0], br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"The MCP server at http://h/mcp answered HTTP 500"}}"#);
+    /// assert_eq!(shaping.pending(), 0);
+    /// ```
+    pub fn fail_requests(&self, ids: &[String], error: &ProtocolError) -> Vec<Vec<u8>> {
+        lock(&self.shaper).answer_requests(ids, error)
+    }
+
+    /// How many requests of the session are not answered yet.
+    pub fn pending(&self) -> usize {
+        lock(&self.shaper).pending().len()
+    }
+}
+
+/// Whether a body reads as JSON at all (a JSON-RPC message or batch, or not): UTF-8
+/// throughout, bad UTF-8 in a string included (B4).
+fn is_json(body: &[u8]) -> bool {
+    backstop_jsonrpc::message::strict_json_text(body)
+        .is_some_and(|text| serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok())
+}
+
+/// The shaper, even if a task panicked while holding it.
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}

@@ -1,0 +1,239 @@
+//! The HTTP client both remote modes reach the MCP server with, and what its failures
+//! say to the client (SPEC A5).
+//!
+//! One [`Upstream`] per process: a hyper client pool (HTTP/1.1, with TLS by rustls and
+//! the webpki roots for `https://` URLs), the server's URL, and a timeout for the
+//! server's answer. Every failure becomes an [`UpstreamFailure`], which names the cause
+//! and the server's [address](display_address) — never a credential: the URL's user
+//! info and query are left out, and no header value is ever part of it.
+
+use std::fmt;
+use std::time::Duration;
+
+use backstop_core::ProtocolError;
+use backstop_core::protocol_error::code;
+use bytes::Bytes;
+use http::{Request, Response, StatusCode, Uri};
+use http_body_util::Full;
+use hyper::body::Incoming;
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::TokioExecutor;
+use serde_json::json;
+
+/// How long the server may take to answer (its headers, a JSON body, or the next bytes
+/// of the SSE stream of a POST) unless told otherwise.
+///
+/// ```
+/// assert_eq!(backstop::http::upstream::DEFAULT_TIMEOUT.as_secs(), 300);
+/// ```
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// The server's URL as it may be shown: scheme, host, port and path; no user info, no
+/// query (either may hold a key).
+///
+/// ```
+/// let uri: http::Uri = "https://user:pw@example.com:8443/mcp?key=s3cr3t".parse().unwrap();
+/// assert_eq!(backstop::http::upstream::display_address(&uri), "https://example.com:8443/mcp");
+/// ```
+pub fn display_address(uri: &Uri) -> String {
+    let scheme = uri.scheme_str().unwrap_or("http");
+    let host = uri.host().unwrap_or("");
+    let port = uri.port_u16().map(|p| format!(":{p}")).unwrap_or_default();
+    format!("{scheme}://{host}{port}{}", uri.path())
+}
+
+/// Why the server gave no usable answer.
+///
+/// ```
+/// use backstop::http::upstream::UpstreamFailure;
+/// let failure = UpstreamFailure::Status(http::StatusCode::BAD_GATEWAY);
+/// let error = failure.to_error("http://127.0.0.1:9000/mcp");
+/// assert_eq!(error.message, "The MCP server at http://127.0.0.1:9000/mcp answered HTTP 502 Bad Gateway");
+/// assert_eq!(error.data.unwrap()["status"], 502);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UpstreamFailure {
+    /// No connection could be made (refused, no route, DNS, TLS).
+    Connect(String),
+    /// No answer within the timeout.
+    Timeout(Duration),
+    /// An HTTP status that is not a success.
+    Status(StatusCode),
+    /// The connection broke before the answer was whole.
+    Broken,
+    /// A body that is not a JSON-RPC message.
+    NotJson,
+}
+
+impl UpstreamFailure {
+    /// The JSON-RPC error that answers each request the failure left unanswered:
+    /// `-32603`, a message naming the cause and `address`, and `data.upstream` (with
+    /// `data.status` for an HTTP status).
+    pub fn to_error(&self, address: &str) -> ProtocolError {
+        let mut data = json!({"upstream": address});
+        let how = match self {
+            Self::Connect(cause) => format!("could not be reached: {cause}"),
+            Self::Timeout(after) => format!("did not answer within {} s", after.as_secs_f64()),
+            Self::Status(status) => {
+                data["status"] = json!(status.as_u16());
+                format!("answered HTTP {status}")
+            }
+            Self::Broken => "closed the connection before answering this request".to_owned(),
+            Self::NotJson => "answered with a body that is not JSON-RPC".to_owned(),
+        };
+        ProtocolError::new(
+            code::INTERNAL_ERROR,
+            format!("The MCP server at {address} {how}"),
+        )
+        .with_data(data)
+    }
+}
+
+impl fmt::Display for UpstreamFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.to_error("the upstream").message)
+    }
+}
+
+/// The cause of a failed connection, in words that hold no URL or header.
+fn connect_cause(error: &hyper_util::client::legacy::Error) -> String {
+    let mut source: Option<&dyn std::error::Error> = std::error::Error::source(error);
+    while let Some(inner) = source {
+        if let Some(io) = inner.downcast_ref::<std::io::Error>() {
+            return match io.kind() {
+                std::io::ErrorKind::ConnectionRefused => "connection refused".to_owned(),
+                std::io::ErrorKind::ConnectionReset => "connection reset".to_owned(),
+                kind => kind.to_string(),
+            };
+        }
+        source = inner.source();
+    }
+    if error.is_connect() {
+        "connection failed".to_owned()
+    } else {
+        "the connection broke".to_owned()
+    }
+}
+
+/// The MCP server behind backstop, and the client that reaches it.
+#[derive(Clone)]
+pub struct Upstream {
+    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    url: Uri,
+    address: String,
+    timeout: Duration,
+}
+
+impl fmt::Debug for Upstream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Upstream")
+            .field("address", &self.address)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Upstream {
+    /// A client for `url` (`http://` or `https://`), answers awaited for `timeout`.
+    ///
+    /// ```
+    /// let upstream = backstop::http::upstream::Upstream::new(
+    ///     "http://127.0.0.1:9/mcp".parse().unwrap(), std::time::Duration::from_secs(5)).unwrap();
+    /// assert_eq!(upstream.address(), "http://127.0.0.1:9/mcp");
+    /// ```
+    pub fn new(url: Uri, timeout: Duration) -> Result<Self, String> {
+        match url.scheme_str() {
+            Some("http" | "https") if url.host().is_some() => {}
+            _ => return Err("the URL must be http:// or https:// with a host".to_owned()),
+        }
+        let provider = rustls::crypto::ring::default_provider();
+        let tls = rustls::ClientConfig::builder_with_provider(provider.into())
+            .with_safe_default_protocol_versions()
+            .map_err(|error| error.to_string())?
+            .with_root_certificates(rustls::RootCertStore {
+                roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+            })
+            .with_no_client_auth();
+        // Small messages go out at once (no Nagle delay on a kept-alive connection).
+        let mut tcp = HttpConnector::new();
+        tcp.set_nodelay(true);
+        tcp.enforce_http(false);
+        let connector = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_tls_config(tls)
+            .https_or_http()
+            .enable_http1()
+            .wrap_connector(tcp);
+        let client = Client::builder(TokioExecutor::new()).build(connector);
+        Ok(Self {
+            client,
+            address: display_address(&url),
+            url,
+            timeout,
+        })
+    }
+
+    /// The server's address as it may be shown ([`display_address`]).
+    pub fn address(&self) -> &str {
+        &self.address
+    }
+
+    /// The server's URL.
+    pub fn url(&self) -> &Uri {
+        &self.url
+    }
+
+    /// The timeout for answers.
+    pub fn timeout(&self) -> Duration {
+        self.timeout
+    }
+
+    /// Send `request`; its response head, within the timeout. The response's status is
+    /// not judged here.
+    pub async fn send(
+        &self,
+        request: Request<Full<Bytes>>,
+    ) -> Result<Response<Incoming>, UpstreamFailure> {
+        match tokio::time::timeout(self.timeout, self.client.request(request)).await {
+            Err(_) => Err(UpstreamFailure::Timeout(self.timeout)),
+            Ok(Err(error)) => Err(UpstreamFailure::Connect(connect_cause(&error))),
+            Ok(Ok(response)) => Ok(response),
+        }
+    }
+
+    /// The next data of `body`, within the timeout (`None` at its end).
+    pub async fn next_data(
+        &self,
+        body: &mut Incoming,
+        patient: bool,
+    ) -> Result<Option<Bytes>, UpstreamFailure> {
+        use http_body_util::BodyExt;
+        loop {
+            let frame = if patient {
+                body.frame().await
+            } else {
+                tokio::time::timeout(self.timeout, body.frame())
+                    .await
+                    .map_err(|_| UpstreamFailure::Timeout(self.timeout))?
+            };
+            match frame {
+                None => return Ok(None),
+                Some(Err(_)) => return Err(UpstreamFailure::Broken),
+                Some(Ok(frame)) => {
+                    if let Ok(data) = frame.into_data() {
+                        return Ok(Some(data));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The whole of `body` (a JSON answer), within the timeout.
+    pub async fn whole(&self, body: &mut Incoming) -> Result<Vec<u8>, UpstreamFailure> {
+        let mut out = Vec::new();
+        while let Some(data) = self.next_data(body, false).await? {
+            out.extend_from_slice(&data);
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,264 @@
+//! `backstop`: put any stdio MCP server behind backstop.
+//!
+//! ```text
+//! backstop proxy [--max-bytes N] [--tools a,b,…] [--no-line-align] -- <command> [args…]
+//! backstop proxy [options] --url URL [--header 'Name: value']…
+//! backstop gateway [options] [--listen 127.0.0.1:8808] --upstream URL
+//! ```
+
+use std::ffi::OsString;
+use std::process::ExitCode;
+
+use backstop_core::Limit;
+use backstop_core::limit::DEFAULT_MAX_BYTES;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use backstop::http::gateway::{self, Gateway};
+use backstop::http::upstream::{DEFAULT_TIMEOUT, Upstream};
+use backstop::http::{Options, client};
+use backstop::proxy::{self, ServerCommand};
+use backstop_jsonrpc::Shaper;
+use clap::{Parser, Subcommand};
+use http::{HeaderMap, HeaderName, HeaderValue};
+
+const PROXY_EXAMPLES: &str = "\
+Examples:
+  # A Python server, every tool result capped at the default 1,000,000 bytes:
+  backstop proxy -- python3 -m my_mcp_server
+
+  # An npm server, only two tools capped, at 200 kB:
+  backstop proxy --max-bytes 200000 --tools capture_pane,show_buffer -- npx -y some-mcp-server
+
+  # In a client's config, replace the server's command with `backstop` and put
+  # `proxy --` before its arguments:
+  #   \"command\": \"backstop\", \"args\": [\"proxy\", \"--\", \"uvx\", \"my-mcp-server\"]
+
+  # A remote Streamable HTTP server, with a credential header:
+  backstop proxy --url https://mcp.example.com/mcp --header \"Authorization: Bearer $TOKEN\"";
+
+const GATEWAY_EXAMPLES: &str = "\
+Examples:
+  # An HTTP MCP server on port 9000 served shaped on 127.0.0.1:8808:
+  backstop gateway --upstream http://127.0.0.1:9000/mcp
+
+  # Listening on every interface (put TLS and authentication in front of it):
+  backstop gateway --listen 0.0.0.0:8808 --upstream http://10.0.0.5:9000/mcp";
+
+/// backstop: MCP tool failures become readable `isError` results, and oversized tool
+/// output keeps its end under a hard byte cap.
+#[derive(Debug, Parser)]
+#[command(name = "backstop", version)]
+struct Cli {
+    #[command(subcommand)]
+    command: Commands,
+}
+
+#[derive(Debug, Subcommand)]
+enum Commands {
+    /// Run a stdio MCP server as a child (or reach a remote one with --url) and shape
+    /// its JSON-RPC messages.
+    ///
+    /// Newline-delimited JSON on stdin/stdout both ways; the server's stderr passes
+    /// through; SIGINT/SIGTERM are forwarded; the server's exit status becomes the
+    /// proxy's (128 + N when it was killed by signal N). Requests still pending when
+    /// the server exits are answered with a JSON-RPC error naming the exit status.
+    ///
+    /// With --url, the server is a Streamable HTTP one: each client message is POSTed,
+    /// its JSON or SSE answer shaped; failures answer each pending request with a
+    /// JSON-RPC error naming the HTTP status or cause and the server's address.
+    #[command(after_help = PROXY_EXAMPLES)]
+    Proxy(ProxyArgs),
+    /// Streamable HTTP on both sides: an MCP server's HTTP endpoint behind backstop.
+    ///
+    /// Every JSON body and SSE event is shaped; headers pass untouched (hop-by-hop ones
+    /// dropped); no CORS headers are added; header values are never logged.
+    #[command(after_help = GATEWAY_EXAMPLES)]
+    Gateway(GatewayArgs),
+}
+
+/// The shaping options every mode shares.
+#[derive(Debug, clap::Args)]
+struct ShapeArgs {
+    /// Cap on a tools/call result's wire size in bytes; larger results keep their tail.
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_BYTES, value_parser = parse_cap)]
+    max_bytes: usize,
+
+    /// Apply the cap only to these tools (comma-separated); default: every tool.
+    #[arg(long, value_name = "a,b,…", value_delimiter = ',')]
+    tools: Vec<String>,
+
+    /// Cut at the longest grapheme boundary that fits instead of at a line start.
+    #[arg(long)]
+    no_line_align: bool,
+
+    /// Do not log converted failures to stderr (one `backstop: {json}` line each).
+    #[arg(long)]
+    quiet: bool,
+}
+
+impl ShapeArgs {
+    /// The shaper these options ask for.
+    fn shaper(&self) -> Result<Shaper, String> {
+        let mut limit = Limit::new(self.max_bytes)
+            .map_err(|error| error.to_string())?
+            .line_aligned(!self.no_line_align);
+        if !self.tools.is_empty() {
+            limit = limit.only_tools(self.tools.clone());
+        }
+        Ok(Shaper::new(limit))
+    }
+
+    /// The remote modes' options.
+    fn options(&self) -> Result<Options, String> {
+        Ok(Options {
+            shaper: self.shaper()?,
+            log_failures: !self.quiet,
+        })
+    }
+}
+
+#[derive(Debug, clap::Args)]
+struct ProxyArgs {
+    #[command(flatten)]
+    shape: ShapeArgs,
+
+    /// A Streamable HTTP MCP server to reach instead of running a command.
+    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    url: Option<String>,
+
+    /// A header to send with each request to --url, `Name: value` (repeatable).
+    #[arg(long = "header", value_name = "NAME: VALUE", requires = "url", value_parser = client::parse_header)]
+    headers: Vec<(HeaderName, HeaderValue)>,
+
+    /// Seconds the --url server may take to answer.
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_TIMEOUT.as_secs_f64())]
+    timeout: f64,
+
+    /// The server's command and its arguments, after `--`.
+    #[arg(last = true, required_unless_present = "url", value_name = "COMMAND")]
+    command: Vec<OsString>,
+}
+
+#[derive(Debug, clap::Args)]
+struct GatewayArgs {
+    #[command(flatten)]
+    shape: ShapeArgs,
+
+    /// The address to listen on.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8808")]
+    listen: SocketAddr,
+
+    /// The MCP server's Streamable HTTP endpoint.
+    #[arg(long, value_name = "URL")]
+    upstream: String,
+
+    /// Seconds the upstream may take to answer.
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_TIMEOUT.as_secs_f64())]
+    timeout: f64,
+
+    /// The largest request body taken, in bytes (413 above it).
+    #[arg(long, value_name = "N", default_value_t = gateway::DEFAULT_MAX_BODY)]
+    max_body: usize,
+
+    /// The most sessions whose state is kept at once.
+    #[arg(long, value_name = "N", default_value_t = gateway::DEFAULT_MAX_SESSIONS)]
+    max_sessions: usize,
+
+    /// Seconds a session's state is kept without a request.
+    #[arg(long, value_name = "SECONDS", default_value_t = gateway::DEFAULT_SESSION_IDLE.as_secs_f64())]
+    session_idle: f64,
+}
+
+/// A cap, refused with the minimum named when too small (L14).
+fn parse_cap(text: &str) -> Result<usize, String> {
+    let cap: usize = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number of bytes"))?;
+    Limit::new(cap)
+        .map(|_| cap)
+        .map_err(|error| error.to_string())
+}
+
+/// An upstream from a URL and a timeout in seconds.
+fn upstream(url: &str, timeout: f64) -> Result<Upstream, String> {
+    let url = url
+        .parse()
+        .map_err(|_| "the URL does not read as a URL".to_owned())?;
+    let timeout = Duration::try_from_secs_f64(timeout)
+        .map_err(|_| "the timeout must be a positive number of seconds".to_owned())?;
+    Upstream::new(url, timeout)
+}
+
+fn main() -> ExitCode {
+    match Cli::parse().command {
+        Commands::Proxy(args) => proxy_main(args),
+        Commands::Gateway(args) => gateway_main(args),
+    }
+}
+
+fn usage_error(error: impl std::fmt::Display) -> ExitCode {
+    eprintln!("backstop: {error}");
+    ExitCode::from(2)
+}
+
+fn gateway_main(args: GatewayArgs) -> ExitCode {
+    let (options, upstream) = match (args.shape.options(), upstream(&args.upstream, args.timeout)) {
+        (Ok(options), Ok(upstream)) => (options, upstream),
+        (Err(error), _) | (_, Err(error)) => return usage_error(error),
+    };
+    let Ok(session_idle) = Duration::try_from_secs_f64(args.session_idle) else {
+        return usage_error("--session-idle must be a positive number of seconds");
+    };
+    let mut gateway = Gateway::new(upstream, options);
+    gateway.max_body = args.max_body;
+    gateway.max_sessions = args.max_sessions.max(1);
+    gateway.session_idle = session_idle;
+    match gateway::run(args.listen, gateway, args.shape.quiet) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("backstop: cannot listen on {}: {error}", args.listen);
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn proxy_main(args: ProxyArgs) -> ExitCode {
+    let shaper = match args.shape.shaper() {
+        Ok(shaper) => shaper,
+        Err(error) => return usage_error(error),
+    };
+    if let Some(url) = &args.url {
+        let upstream = match upstream(url, args.timeout) {
+            Ok(upstream) => upstream,
+            Err(error) => return usage_error(error),
+        };
+        let extra: HeaderMap = args.headers.into_iter().collect();
+        let options = Options {
+            shaper,
+            log_failures: !args.shape.quiet,
+        };
+        return match client::run(upstream, extra, options) {
+            Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+            Err(error) => {
+                eprintln!("backstop: {error}");
+                ExitCode::from(1)
+            }
+        };
+    }
+    let mut command = args.command.into_iter();
+    let Some(program) = command.next() else {
+        return usage_error("no server command given after `--`");
+    };
+    let server = ServerCommand::new(program, command);
+    match proxy::run(&server, shaper, !args.shape.quiet) {
+        Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
+        Err(error) => {
+            eprintln!(
+                "backstop: cannot start {}: {error}",
+                server.program.to_string_lossy()
+            );
+            ExitCode::from(127)
+        }
+    }
+}

@@ -1,0 +1,337 @@
+//! SPEC B3 end to end: through `backstop proxy` at a 1 MB cap, a 1 GB `tools/call`
+//! result line (`id` before `result`, and after it as the TypeScript SDK writes it) and
+//! a 100 MB one come out cut right, a 1 GB message that needs no change comes out
+//! byte-identical, and the proxy's peak resident memory (VmHWM from `/proc`, read
+//! while it still runs) stays within [`RSS_BOUND`] — a bound on memory is a
+//! correctness property here, not a speed claim.
+//!
+//! The server is the `big_line_server` example: it writes each line from one repeated
+//! 64 KiB block ([`scrollback::BigLine`]), so this test knows every byte it wrote and
+//! checks the proxy's output against it as it arrives, holding no more than the cut
+//! result itself (nothing of 1 GB is held or written to disk).
+//!
+//! The measurement is printed, and the bound asserted: a bound on memory is a
+//! correctness property here, not a speed claim.
+
+#[path = "../examples/big_line_server/scrollback.rs"]
+mod scrollback;
+mod support;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::PathBuf;
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+use scrollback::{BigLine, LAST_SCREEN, Shape};
+use serde_json::Value;
+use serde_json::value::RawValue;
+
+/// The cap the proxy runs with.
+const CAP: usize = 1_000_000;
+/// SPEC B3: the proxy's peak RSS at a 1 MB cap, whatever the message's size.
+const RSS_BOUND: u64 = 64 << 20;
+const MB: usize = 1_000_000;
+const GB: usize = 1_000_000_000;
+/// The escaped bytes of one line of the scrollback (see `scrollback::chunk`).
+const LINE_BYTES: usize = 64;
+
+/// The `big_line_server` example (debug build), built on first use.
+fn big_line_server() -> PathBuf {
+    static BUILT: OnceLock<PathBuf> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let status = Command::new(env!("CARGO"))
+                .args(["build", "--quiet", "-p", "backstop"])
+                .args(["--example", "big_line_server"])
+                .status()
+                .expect("cargo runs");
+            assert!(status.success(), "building the big_line_server example");
+            support::backstop()
+                .parent()
+                .unwrap()
+                .join("examples/big_line_server")
+        })
+        .clone()
+}
+
+/// `backstop proxy --max-bytes CAP -- big_line_server`, after the handshake and a
+/// `tools/list`.
+struct Proxy {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Proxy {
+    fn start() -> Proxy {
+        let mut child = Command::new(support::backstop())
+            .args(["proxy", "--max-bytes", &CAP.to_string(), "--"])
+            .arg(big_line_server())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("backstop starts");
+        let mut proxy = Proxy {
+            stdin: child.stdin.take(),
+            stdout: BufReader::with_capacity(1 << 20, child.stdout.take().unwrap()),
+            child,
+        };
+        proxy.send(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"memory-bound","version":"1"}}}"#);
+        proxy.small_line();
+        proxy.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        proxy.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+        proxy.small_line();
+        proxy
+    }
+
+    fn send(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.write_all(b"\n").unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// The next line, without its newline; a line longer than `4 × CAP` is drained
+    /// (not held) and fails the test with its length.
+    fn small_line(&mut self) -> Vec<u8> {
+        let mut line = Vec::new();
+        let mut length = 0;
+        loop {
+            let buffer = self.stdout.fill_buf().unwrap();
+            assert!(!buffer.is_empty(), "the proxy's output ended mid-line");
+            let (part, done) = match memchr::memchr(b'\n', buffer) {
+                Some(end) => (&buffer[..end], Some(end + 1)),
+                None => (buffer, None),
+            };
+            length += part.len();
+            if length <= 4 * CAP {
+                line.extend_from_slice(part);
+            }
+            let used = done.unwrap_or(buffer.len());
+            self.stdout.consume(used);
+            if done.is_some() {
+                assert!(
+                    length <= 4 * CAP,
+                    "a line of {length} bytes where the cap is {CAP}"
+                );
+                return line;
+            }
+        }
+    }
+
+    /// Read the next line and compare it, as it comes, with `expected`.
+    fn expect_line(&mut self, expected: &BigLine) {
+        let mut at = 0;
+        loop {
+            let buffer = self.stdout.fill_buf().unwrap();
+            assert!(!buffer.is_empty(), "the proxy's output ended at byte {at}");
+            let end = memchr::memchr(b'\n', buffer);
+            let mut part = &buffer[..end.unwrap_or(buffer.len())];
+            let used = end.map_or(part.len(), |end| end + 1);
+            while !part.is_empty() {
+                let want = expected.rest_of_piece(at);
+                let n = want.len().min(part.len());
+                assert!(
+                    n > 0 && want[..n] == part[..n],
+                    "the output differs from what the server wrote at byte {at} of {}",
+                    expected.wire_len()
+                );
+                at += n;
+                part = &part[n..];
+            }
+            self.stdout.consume(used);
+            if end.is_some() {
+                assert_eq!(at, expected.wire_len(), "the line ended early");
+                return;
+            }
+        }
+    }
+
+    /// The proxy's peak resident memory so far (VmHWM), in bytes.
+    fn peak_rss(&self) -> u64 {
+        support::peak_rss(self.child.id())
+    }
+
+    /// Close the proxy's stdin and see it exit 0.
+    fn finish(mut self) {
+        self.stdin.take();
+        let start = Instant::now();
+        loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                assert!(status.success(), "the proxy exited with {status}");
+                return;
+            }
+            if start.elapsed() > Duration::from_secs(60) {
+                let _ = self.child.kill();
+                panic!("the proxy did not exit within a minute of its stdin closing");
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+}
+
+/// Print the proxy's peak RSS for `case`, and fail if it is over the bound (B3).
+fn check_peak_rss(case: &str, message: usize, peak: u64, took: Duration) {
+    println!(
+        "B3 {case}: a {message}-byte line at a {CAP}-byte cap took {took:.1?}; proxy peak RSS \
+         {:.1} MiB ({:.2}x the message), bound {} MiB",
+        peak as f64 / f64::from(1 << 20),
+        peak as f64 / message as f64,
+        RSS_BOUND >> 20,
+    );
+    assert!(
+        peak <= RSS_BOUND,
+        "B3 {case}: the proxy's peak RSS was {peak} bytes, over the {RSS_BOUND}-byte bound"
+    );
+}
+
+/// The text `big_line_server` wrote, decoded: the chunk's text `repeats` times, then
+/// the last screen.
+struct Scrollback {
+    chunk: String,
+    repeats: usize,
+    last: String,
+}
+
+impl Scrollback {
+    fn of(line: &BigLine) -> Scrollback {
+        let decode = |escaped: &[u8]| -> String {
+            let quoted = [b"\"", escaped, b"\""].concat();
+            serde_json::from_slice(&quoted).expect("the chunk is a JSON string's inside")
+        };
+        Scrollback {
+            chunk: decode(&line.chunk),
+            repeats: line.repeats,
+            last: decode(LAST_SCREEN.as_bytes()),
+        }
+    }
+
+    fn len(&self) -> usize {
+        self.chunk.len() * self.repeats + self.last.len()
+    }
+
+    /// The text's bytes from `at` to its end (hold only what a cut keeps).
+    fn from(&self, at: usize) -> Vec<u8> {
+        let middle = self.chunk.len() * self.repeats;
+        let mut tail = Vec::with_capacity(self.len() - at);
+        let mut at = at;
+        while at < middle {
+            let chunk = &self.chunk.as_bytes()[at % self.chunk.len()..];
+            tail.extend_from_slice(chunk);
+            at += chunk.len();
+        }
+        tail.extend_from_slice(&self.last.as_bytes()[at - middle..]);
+        tail
+    }
+}
+
+/// A `tools/call` result line of `bytes` bytes through the proxy: it comes out as
+/// the cut of what the server wrote (L3, L4, L9, L10, L12), and within B3's memory.
+fn result_is_cut(case: &str, bytes: usize, id_last: bool) {
+    let shape = if id_last {
+        Shape::ResultIdLast
+    } else {
+        Shape::ResultIdFirst
+    };
+    let written = BigLine::new(shape, "2", bytes);
+    let original = Scrollback::of(&written);
+    let mut proxy = Proxy::start();
+    let start = Instant::now();
+    proxy.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"scrollback","arguments":{{"bytes":{bytes},"id_last":{id_last}}}}}}}"#
+    ));
+    let line = proxy.small_line();
+    let took = start.elapsed();
+    let peak = proxy.peak_rss();
+    proxy.finish();
+
+    #[derive(serde::Deserialize)]
+    struct Response<'a> {
+        jsonrpc: String,
+        id: u64,
+        #[serde(borrow)]
+        result: &'a RawValue,
+    }
+    let response: Response<'_> = serde_json::from_slice(&line).expect("the cut line is JSON");
+    assert_eq!((response.jsonrpc.as_str(), response.id), ("2.0", 2));
+    let wire = response.result.get().len();
+    assert!(wire <= CAP, "L4: the result's wire size {wire} > {CAP}");
+    let result: Value = serde_json::from_str(response.result.get()).unwrap();
+    assert_eq!(
+        serde_json::to_vec(&result).unwrap().len(),
+        wire,
+        "the result is compact JSON"
+    );
+    assert_eq!(result.get("isError"), None, "L5: a success stays a success");
+    let content = result["content"].as_array().expect("content");
+    assert_eq!(content.len(), 1, "L3: one text block");
+    assert_eq!(content[0]["type"], "text");
+    let text = content[0]["text"].as_str().expect("text");
+    let (header, kept) = text.split_once('\n').expect("L3: a header line");
+    let dropped: usize = header
+        .strip_prefix("[... truncated ")
+        .and_then(|rest| rest.strip_suffix(" bytes ...]"))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("L3: the header line, not {header:?}"));
+    assert_eq!(
+        dropped + kept.len(),
+        original.len(),
+        "L3: N is what was dropped"
+    );
+    assert!(
+        kept.as_bytes() == original.from(dropped),
+        "the kept text is the tail the server wrote"
+    );
+    assert!(kept.ends_with(&original.last), "the last screen survives");
+    assert!(
+        dropped > 0 && original.from(dropped - 1)[0] == b'\n',
+        "L9: the kept text starts at a line start"
+    );
+    assert!(
+        wire + LINE_BYTES > CAP,
+        "L10: a whole line more would have fit ({wire} of {CAP} bytes used)"
+    );
+    let report = &result["_meta"]["backstop/truncation"];
+    assert_eq!(report["dropped_bytes"], dropped, "L12");
+    assert_eq!(report["original_bytes"], original.len(), "L12");
+    check_peak_rss(case, written.wire_len(), peak, took);
+}
+
+#[test]
+fn b3_a_1_gb_result_id_first_is_cut_within_the_bound() {
+    result_is_cut("1 GB result, id first", GB, false);
+}
+
+#[test]
+fn b3_a_1_gb_result_id_last_is_cut_within_the_bound() {
+    result_is_cut("1 GB result, id last", GB, true);
+}
+
+#[test]
+fn b3_a_100_mb_result_is_cut_within_the_bound() {
+    result_is_cut("100 MB result, id first", 100 * MB, false);
+}
+
+/// A 1 GB `resources/read` result (`id` last: nothing says it needs no change until
+/// its end) comes out byte-identical (B1, B3), within B3's memory.
+#[test]
+fn b3_a_1_gb_message_that_needs_no_change_streams_through_within_the_bound() {
+    let written = BigLine::new(Shape::Resource, "2", GB);
+    let mut proxy = Proxy::start();
+    let start = Instant::now();
+    proxy.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{{"uri":"scrollback://{GB}"}}}}"#
+    ));
+    proxy.expect_line(&written);
+    let took = start.elapsed();
+    let peak = proxy.peak_rss();
+    proxy.finish();
+    check_peak_rss(
+        "1 GB resources/read result, id last (no change)",
+        written.wire_len(),
+        peak,
+        took,
+    );
+}

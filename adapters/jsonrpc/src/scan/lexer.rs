@@ -1,0 +1,502 @@
+//! The lexer of the scan: reads a message's bytes as JSON as they come — its
+//! structure (objects, arrays, keys, the top-level `id` and `method`) and its strings
+//! (escapes, UTF-8, control characters, surrogate pairs: B4) — and hands each
+//! string's checked content on to be placed (`place.rs`: the skeleton, a held tail,
+//! or nowhere). The plain runs of a long string are read 64 bytes at a time
+//! (`run.rs`).
+
+use super::{Container, Expect, Key, Place, Scan, Str, TopKey, run};
+
+/// The deepest nesting scanned; deeper is more than serde_json reads (its limit is
+/// 128), so such a message is not one the shaper can change.
+const MAX_DEPTH: usize = 256;
+
+/// A string's bytes are checked and held in segments of about this size.
+const SEGMENT_BYTES: usize = 64 << 10;
+
+/// How far past a segment's size a regular run is given bytes: enough that one that is
+/// not stopped ends past it (its last blocks and a step back to a character's start).
+const RUN_OVERSHOOT: usize = 256;
+
+impl Scan {
+    /// Bytes outside strings, up to and including a `"` that opens one.
+    pub(super) fn structure_bytes(&mut self, bytes: &[u8]) -> usize {
+        for (i, &byte) in bytes.iter().enumerate() {
+            match byte {
+                b' ' | b'\t' | b'\r' | b'\n' => continue,
+                _ => {}
+            }
+            if !self.started {
+                self.started = true;
+                self.batch = byte == b'[';
+            }
+            if self.expect == Expect::Value && self.stack.len() == 1 && byte != b'"' {
+                self.note_top_value(self.skeleton.len() + i);
+            }
+            match byte {
+                b'"' => {
+                    self.keep(&bytes[..=i]);
+                    self.open_string();
+                    return i + 1;
+                }
+                b'{' | b'[' => {
+                    if self.expect != Expect::Value || self.stack.len() >= MAX_DEPTH {
+                        self.invalid = true;
+                        return bytes.len();
+                    }
+                    self.stack.push(if byte == b'{' {
+                        Container::Object {
+                            key: Key::default(),
+                        }
+                    } else {
+                        Container::Array { index: 0 }
+                    });
+                    self.expect = if byte == b'{' {
+                        Expect::Key
+                    } else {
+                        Expect::Value
+                    };
+                }
+                b'}' | b']' => {
+                    let closes = matches!(
+                        (self.stack.last(), byte),
+                        (Some(Container::Object { .. }), b'}')
+                            | (Some(Container::Array { .. }), b']')
+                    );
+                    if !closes {
+                        self.invalid = true;
+                        return bytes.len();
+                    }
+                    self.end_top_value(i, bytes);
+                    self.stack.pop();
+                    self.expect = Expect::Next;
+                }
+                b':' => self.expect = Expect::Value,
+                b',' => {
+                    self.end_top_value(i, bytes);
+                    match self.stack.last_mut() {
+                        Some(Container::Array { index }) => {
+                            *index += 1;
+                            self.expect = Expect::Value;
+                        }
+                        _ => self.expect = Expect::Key,
+                    }
+                }
+                _ => self.expect = Expect::Next,
+            }
+        }
+        self.keep(bytes);
+        bytes.len()
+    }
+
+    /// At a `,` or `}` (at `bytes[i]`) that ends a top-level member: note `id`/`method`.
+    fn end_top_value(&mut self, i: usize, bytes: &[u8]) {
+        if self.stack.len() != 1 {
+            return;
+        }
+        if let Some((key, start)) = self.top_value.take()
+            && !self.overflowed
+        {
+            // The value: from its start (in the skeleton, or in `bytes`) to here.
+            let kept = self.skeleton.len();
+            let mut raw = self.skeleton.get(start..).unwrap_or_default().to_vec();
+            raw.extend_from_slice(bytes.get(start.saturating_sub(kept)..i).unwrap_or_default());
+            let raw = raw.trim_ascii().to_vec();
+            match key {
+                TopKey::Id => self.id = Some(raw),
+                TopKey::Method => self.method = Some(raw),
+            }
+        }
+    }
+
+    fn open_string(&mut self) {
+        let place = match self.expect {
+            Expect::Key => Place::Key,
+            _ => self.value_place(),
+        };
+        if place != Place::Key && self.stack.len() == 1 {
+            // The string's `"` is the last byte kept.
+            self.note_top_value(self.skeleton.len().saturating_sub(1));
+        }
+        if let Some(Container::Object { key }) = self.stack.last_mut()
+            && place == Place::Key
+        {
+            *key = Key::default();
+        }
+        self.string = Some(Str {
+            place,
+            start: self.skeleton.len(),
+            decoded: 0,
+            escape: [0; 6],
+            escape_len: 0,
+            high: false,
+            utf8: [0; 4],
+            utf8_len: 0,
+            may_quote: false,
+            first: 0,
+            ring: None,
+            dropped: false,
+            last: [0; 5],
+        });
+    }
+
+    /// At the start of a top-level value: if it is `id`'s or `method`'s, where it starts.
+    fn note_top_value(&mut self, start: usize) {
+        if let Some(Container::Object { key }) = self.stack.first() {
+            let top = if key.is(b"id") {
+                Some(TopKey::Id)
+            } else if key.is(b"method") {
+                Some(TopKey::Method)
+            } else {
+                None
+            };
+            self.top_value = top.map(|top| (top, start));
+        }
+    }
+
+    /// Bytes inside a string: up to and including its closing `"`.
+    ///
+    /// The bytes up to the closing quote (or the end of `bytes`) are one span: found
+    /// with one `memchr2` pass that also reads each escape, then checked as a whole
+    /// (UTF-8, control characters, `input_`) and kept or held in one copy.
+    pub(super) fn string_bytes(&mut self, bytes: &[u8]) -> usize {
+        let Some(mut string) = self.string.take() else {
+            return 0;
+        };
+        if self.skimming && string.place != Place::Key && self.stack.len() > 1 {
+            return self.skim_string(string, bytes);
+        }
+        let mut i = 0;
+        if string.escape_len > 0 {
+            // The rest of an escape cut by the end of the last chunk; how long it is
+            // shows at its second byte.
+            while string.escape_len < escape_len(&string.escape[..string.escape_len])
+                && i < bytes.len()
+            {
+                string.escape[string.escape_len] = bytes[i];
+                string.escape_len += 1;
+                i += 1;
+            }
+            if string.escape_len < escape_len(&string.escape[..string.escape_len]) {
+                self.string = Some(string);
+                return i;
+            }
+            let escape = string.escape;
+            let len = string.escape_len;
+            string.escape_len = 0;
+            let before = string.decoded;
+            match escape_decoded(&mut string, &escape[..len]) {
+                Some(decoded) => string.decoded += decoded,
+                None => {
+                    self.invalid = true;
+                    return bytes.len();
+                }
+            }
+            self.string_content(&mut string, &escape[..len], before);
+        }
+        if string.utf8_len > 0 {
+            // The rest of a UTF-8 sequence cut by the end of the last chunk.
+            let need = utf8_len(string.utf8[0]);
+            let take = (need - string.utf8_len).min(bytes.len() - i);
+            let piece = &bytes[i..i + take];
+            string.utf8[string.utf8_len..string.utf8_len + take].copy_from_slice(piece);
+            string.utf8_len += take;
+            i += take;
+            let before = string.decoded;
+            string.decoded += piece.len();
+            self.string_content(&mut string, piece, before);
+            if string.utf8_len < need {
+                self.string = Some(string);
+                return i;
+            }
+            string.utf8_len = 0;
+            if std::str::from_utf8(&string.utf8[..need]).is_err() {
+                self.invalid = true;
+                return bytes.len();
+            }
+        }
+        let start = i;
+        // The span is handed on in segments of about SEGMENT_BYTES, each ending before
+        // an escape or at a character boundary of plain text, so that a ring can trim.
+        let mut segment = start;
+        // Raw bytes of escapes minus what they decode to, in the current segment.
+        let mut shrink = 0;
+        let mut at = i;
+        let mut last_escape_end = if string.high { start } else { usize::MAX };
+        let (end, closed) = loop {
+            if !string.high {
+                // Plain bytes and common escapes, 64 at a time; what stops the run
+                // (or the last few bytes) is read below. A run reaches a little past
+                // the segment's size, no further, so that segments (and the ring's
+                // checkpoints) stay about SEGMENT_BYTES apart however long the read.
+                let budget = (segment + SEGMENT_BYTES + RUN_OVERSHOOT).min(bytes.len());
+                let run = run::regular(&bytes[at..budget.max(at)]);
+                if run.escapes {
+                    string.last = [0; 5];
+                    string.may_quote |= run.escaped_printable;
+                    last_escape_end = at + run.len;
+                }
+                shrink += run.shrink;
+                at += run.len;
+                // A run ends outside escapes and at a character's start: a segment
+                // may end there.
+                if at - segment >= SEGMENT_BYTES {
+                    if !self.segment(&mut string, &bytes[segment..at], shrink) {
+                        return bytes.len();
+                    }
+                    segment = at;
+                    shrink = 0;
+                }
+            }
+            let Some(j) = memchr::memchr2(b'"', b'\\', &bytes[at..]) else {
+                break (bytes.len(), false);
+            };
+            let p = at + j;
+            if string.high && p != last_escape_end {
+                self.invalid = true; // a high surrogate not followed by its low half
+                return bytes.len();
+            }
+            if bytes[p] == b'"' {
+                break (p, true);
+            }
+            let need = escape_len(&bytes[p..]);
+            if p + 1 >= bytes.len() || p + need > bytes.len() {
+                // An escape cut by the end of the chunk: kept for the next one.
+                let cut = &bytes[p..];
+                string.escape[..cut.len()].copy_from_slice(cut);
+                string.escape_len = cut.len();
+                break (p, false);
+            }
+            if p - segment >= SEGMENT_BYTES && !string.high {
+                if !self.segment(&mut string, &bytes[segment..p], shrink) {
+                    return bytes.len();
+                }
+                segment = p;
+                shrink = 0;
+            }
+            match escape_decoded(&mut string, &bytes[p..p + need]) {
+                Some(decoded) => shrink += need - decoded,
+                None => {
+                    self.invalid = true;
+                    return bytes.len();
+                }
+            }
+            at = p + need;
+            last_escape_end = at;
+        };
+        if string.high && string.escape_len == 0 && end != last_escape_end {
+            self.invalid = true;
+            return bytes.len();
+        }
+        // What has escapes in it, then the plain rest in pieces.
+        let escaped_end = if last_escape_end == usize::MAX {
+            segment
+        } else {
+            last_escape_end.max(segment)
+        };
+        if !self.segment(&mut string, &bytes[segment..escaped_end], shrink) {
+            return bytes.len();
+        }
+        let mut piece = escaped_end;
+        while piece < end {
+            let mut to = (piece + SEGMENT_BYTES).min(end);
+            while to < end && (bytes[to] & 0xC0) == 0x80 {
+                to += 1;
+            }
+            if !self.segment(&mut string, &bytes[piece..to], 0) {
+                return bytes.len();
+            }
+            piece = to;
+        }
+        if string.escape_len > 0 {
+            self.string = Some(string);
+            return bytes.len();
+        }
+        if closed {
+            self.close_string(string);
+            self.keep(b"\"");
+            return end + 1;
+        }
+        self.string = Some(string);
+        bytes.len()
+    }
+
+    /// Bytes inside a string that is skipped ([`Scan::skim`]): up to and including its
+    /// closing quote. An escape cut by the end of the last chunk escapes the first
+    /// byte here when only its backslash came.
+    fn skim_string(&mut self, mut string: Str, bytes: &[u8]) -> usize {
+        let escaped_first = string.escape_len == 1;
+        string.escape_len = 0;
+        match run::closing_quote(bytes, escaped_first) {
+            Ok(quote) => {
+                string.ring = None;
+                string.high = false;
+                string.utf8_len = 0;
+                self.close_string(string);
+                self.keep(b"\"");
+                quote + 1
+            }
+            Err(ends_escaping) => {
+                string.escape_len = usize::from(ends_escaping);
+                self.string = Some(string);
+                bytes.len()
+            }
+        }
+    }
+
+    /// One segment of a string's raw content (`shrink`: its escapes' raw bytes minus
+    /// what they decode to): checked, counted, kept or held. `false` if invalid.
+    fn segment(&mut self, string: &mut Str, raw: &[u8], shrink: usize) -> bool {
+        if raw.is_empty() {
+            return true;
+        }
+        if !self.check_span(string, raw) {
+            return false;
+        }
+        let before = string.decoded;
+        string.decoded += raw.len() - shrink;
+        self.string_content(string, raw, before);
+        true
+    }
+
+    /// Check the raw bytes of a span of a string: no raw control character, UTF-8
+    /// throughout (a sequence cut by the span's end completed by the next one), and
+    /// note whether it may quote an input (V3). `false` (and invalid) if not.
+    fn check_span(&mut self, string: &mut Str, span: &[u8]) -> bool {
+        if span.iter().fold(false, |bad, &b| bad | (b < 0x20)) {
+            self.invalid = true;
+            return false;
+        }
+        let rest = span;
+        match simdutf8::compat::from_utf8(rest) {
+            Ok(_) => {}
+            Err(error) if error.error_len().is_none() => {
+                let tail = &rest[error.valid_up_to()..];
+                string.utf8[..tail.len()].copy_from_slice(tail);
+                string.utf8_len = tail.len();
+            }
+            Err(_) => {
+                self.invalid = true;
+                return false;
+            }
+        }
+        if !string.may_quote && matches!(string.place, Place::Block(..) | Place::Structured) {
+            let mut probe = [0u8; 10];
+            let n = span.len().min(5);
+            probe[..5].copy_from_slice(&string.last);
+            probe[5..5 + n].copy_from_slice(&span[..n]);
+            string.may_quote =
+                INPUT_FINDER.find(&probe[..5 + n]).is_some() || INPUT_FINDER.find(span).is_some();
+        }
+        if span.len() >= 5 {
+            string.last.copy_from_slice(&span[span.len() - 5..]);
+        } else {
+            string.last.rotate_left(span.len());
+            string.last[5 - span.len()..].copy_from_slice(span);
+        }
+        true
+    }
+
+    fn close_string(&mut self, string: Str) {
+        if string.high || string.utf8_len > 0 {
+            self.invalid = true;
+            return;
+        }
+        self.expect = match string.place {
+            Place::Key => Expect::Value,
+            _ => Expect::Next,
+        };
+        if string.place == Place::Key
+            && self.stack.len() == 1
+            && let Some(Container::Object { key }) = self.stack.last()
+            && key.is(b"result")
+        {
+            self.result = true;
+        }
+        self.hold_closed(string);
+    }
+}
+
+/// What one whole escape (`\\x` or `\\uXXXX`) decodes to, in UTF-8 bytes (a surrogate
+/// pair's 4 counted at its high half); `None` if it is not a valid one here.
+fn escape_decoded(string: &mut Str, escape: &[u8]) -> Option<usize> {
+    if string.utf8_len > 0 {
+        return None; // a UTF-8 sequence cut by an escape
+    }
+    string.last = [0; 5];
+    match escape.get(1) {
+        Some(b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't') if !string.high => Some(1),
+        Some(b'u') => match hex4(&escape[2..])? {
+            0xD800..=0xDBFF if !string.high => {
+                string.high = true;
+                Some(4)
+            }
+            0xDC00..=0xDFFF if string.high => {
+                string.high = false;
+                Some(0)
+            }
+            0xD800..=0xDFFF => None,
+            _ if string.high => None,
+            unit => {
+                if (0x20..0x7f).contains(&unit) {
+                    string.may_quote = true;
+                }
+                char::from_u32(unit).map(char::len_utf8)
+            }
+        },
+        _ => None,
+    }
+}
+
+/// The first byte a string's raw content decodes to (0x80 for any character that is
+/// not ASCII).
+pub(super) fn first_decoded(raw: &[u8]) -> u8 {
+    match raw {
+        [b'\\', b'u', hex @ ..] => hex4(hex)
+            .and_then(|unit| u8::try_from(unit).ok())
+            .filter(u8::is_ascii)
+            .unwrap_or(0x80),
+        [b'\\', escaped, ..] => match escaped {
+            b'b' => 0x08,
+            b'f' => 0x0c,
+            b'n' => b'\n',
+            b'r' => b'\r',
+            b't' => b'\t',
+            other => *other,
+        },
+        [first, ..] if first.is_ascii() => *first,
+        _ => 0x80,
+    }
+}
+
+/// Finds `input_` (the start of pydantic's `input_value=` and `input_type=`, V3).
+static INPUT_FINDER: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"input_"));
+
+/// The length of the escape that starts `bytes` (at its `\`).
+fn escape_len(bytes: &[u8]) -> usize {
+    match bytes.get(1) {
+        Some(b'u') => 6,
+        _ => 2,
+    }
+}
+
+fn utf8_len(first: u8) -> usize {
+    match first {
+        0xC0..=0xDF => 2,
+        0xE0..=0xEF => 3,
+        _ => 4,
+    }
+}
+
+pub(super) fn hex4(hex: &[u8]) -> Option<u32> {
+    hex.get(..4)?.iter().try_fold(0, |value, &digit| {
+        let nibble = match digit {
+            b'0'..=b'9' => digit - b'0',
+            b'a'..=b'f' => digit - b'a' + 10,
+            b'A'..=b'F' => digit - b'A' + 10,
+            _ => return None,
+        };
+        Some(value << 4 | u32::from(nibble))
+    })
+}

@@ -1,0 +1,276 @@
+//! Placement: where the bytes of a scanned message go. Structure and short strings
+//! are kept in the skeleton (up to `MAX_SKELETON_BYTES`); a long string of a
+//! `tools/call` result's content block or `structuredContent` is held in part — only
+//! its tail, in a ring trimmed at checkpoints, enough for any cut — and becomes a
+//! [`Hole`]; any other long string is dropped whole. What is not held of a result is
+//! told to the core ([`Scanned::held_in_part`]).
+
+use std::collections::VecDeque;
+
+use backstop_core::limit::HeldInPart;
+use backstop_core::{Content, ToolResult};
+use serde_json::Value;
+
+use super::lexer::{first_decoded, hex4};
+use super::{Container, Hole, MAX_SKELETON_BYTES, Scan, Scanned, Str};
+
+/// The most strings held in part in one message; more and the message is read whole.
+const MAX_HOLES: usize = 8;
+
+/// Keys under which a content block's string may be held in part.
+const BLOCK_KEYS: [&[u8]; 3] = [b"text", b"data", b"blob"];
+
+/// Checkpoints are this far apart (raw bytes), at least.
+pub(super) const CHECKPOINT_EVERY: usize = 64 << 10;
+
+/// Where a string being scanned goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Place {
+    /// A key: collected into its object's key.
+    Key,
+    /// A value that may be held in part: `(block index, is the block's text)`.
+    Block(usize, bool),
+    /// A value of `structuredContent`, which may be held in part.
+    Structured,
+    /// Any other value.
+    Other,
+}
+
+/// The tail of a string held in part: raw (escaped) bytes, trimmed from the front at
+/// checkpoints that keep at least `need` decoded bytes behind them. A ring buffer, so
+/// that each byte is copied in once and trimming moves none.
+#[derive(Debug)]
+pub(super) struct Ring {
+    pub(super) bytes: VecDeque<u8>,
+    /// `(offset in bytes, decoded count there)`; positions outside escapes.
+    checkpoints: VecDeque<(usize, usize)>,
+}
+
+impl Ring {
+    /// Drop raw bytes from the front, up to the last checkpoint that still leaves
+    /// `need` decoded bytes behind it.
+    fn trim(&mut self, need: usize, decoded: usize) {
+        while self.checkpoints.len() >= 2 && decoded - self.checkpoints[1].1 >= need {
+            self.checkpoints.pop_front();
+        }
+        let Some(&(front, _)) = self.checkpoints.front() else {
+            return;
+        };
+        if front > 0 {
+            self.bytes.drain(..front);
+            for checkpoint in &mut self.checkpoints {
+                checkpoint.0 -= front;
+            }
+        }
+    }
+}
+
+impl Scanned {
+    /// What is not held of `result` (read from the skeleton), for the core.
+    ///
+    /// ```
+    /// let scanned = backstop_jsonrpc::scan::Scanned::default();
+    /// assert!(scanned.held_in_part(&backstop_core::ToolResult::text("x")).is_whole());
+    /// ```
+    pub fn held_in_part(&self, result: &ToolResult) -> HeldInPart {
+        let mut held = HeldInPart::default();
+        for hole in &self.holes {
+            let len =
+                |text: Option<&str>| hole.decoded_len.saturating_sub(text.map_or(0, str::len));
+            held = match &hole.pointer {
+                Some(pointer) => {
+                    let text = result
+                        .structured_content
+                        .as_ref()
+                        .and_then(|v| v.pointer(pointer));
+                    match text.and_then(Value::as_str) {
+                        Some(text) => held.with_structured_head(pointer.clone(), len(Some(text))),
+                        None => held.with_other_block(),
+                    }
+                }
+                None => match result.content.get(hole.block).and_then(Content::as_text) {
+                    Some(text) if hole.block_text => held
+                        .with_text_head(hole.block, len(Some(text)))
+                        .with_text_start(hole.block, hole.first),
+                    _ => held.with_other_block(),
+                },
+            };
+            if hole.may_quote_inputs {
+                held = held.quoting_inputs();
+            }
+        }
+        held
+    }
+}
+
+impl Scan {
+    pub(super) fn keep(&mut self, bytes: &[u8]) {
+        if self.overflowed {
+            return;
+        }
+        if self.skeleton.len() + bytes.len() > MAX_SKELETON_BYTES {
+            self.overflowed = true;
+            self.skeleton = Vec::new();
+            return;
+        }
+        self.skeleton.extend_from_slice(bytes);
+    }
+
+    /// Where a value string at the current position may go.
+    pub(super) fn value_place(&self) -> Place {
+        let key = |container: &Container, name: &[u8]| matches!(container, Container::Object { key } if key.is(name));
+        let block_key = |container: &Container| BLOCK_KEYS.iter().find(|name| key(container, name));
+        match self.stack.as_slice() {
+            [top, result, Container::Array { index }, block]
+                if key(top, b"result") && key(result, b"content") =>
+            {
+                match block_key(block) {
+                    Some(name) => Place::Block(*index, *name == b"text"),
+                    None => Place::Other,
+                }
+            }
+            [top, result, Container::Array { index }, resource, inner]
+                if key(top, b"result") && key(result, b"content") && key(resource, b"resource") =>
+            {
+                match block_key(inner) {
+                    Some(_) => Place::Block(*index, false),
+                    None => Place::Other,
+                }
+            }
+            [top, result, rest @ ..]
+                if key(top, b"result")
+                    && key(result, b"structuredContent")
+                    && self.pointer_of(rest).is_some() =>
+            {
+                Place::Structured
+            }
+            _ => Place::Other,
+        }
+    }
+
+    /// The JSON pointer (into `structuredContent`) of the value at the end of `containers`,
+    /// if every key on the way is known.
+    fn pointer_of(&self, containers: &[Container]) -> Option<String> {
+        let mut pointer = String::new();
+        for container in containers {
+            pointer.push('/');
+            match container {
+                Container::Array { index } => pointer.push_str(&index.to_string()),
+                Container::Object { key } if !key.other => {
+                    let key = std::str::from_utf8(&key.bytes[..key.len as usize]).ok()?;
+                    pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                }
+                Container::Object { .. } => return None,
+            }
+        }
+        Some(pointer)
+    }
+
+    /// Raw content bytes of a string (a run or an escape), to the skeleton or the ring.
+    /// `decoded_before`: the string's decoded length before `raw`.
+    pub(super) fn string_content(&mut self, string: &mut Str, raw: &[u8], decoded_before: usize) {
+        if raw.is_empty() {
+            return;
+        }
+        if string.first_unseen() {
+            string.first = first_decoded(raw);
+        }
+        if string.dropped {
+            return;
+        }
+        if let Some(ring) = string.ring.as_mut() {
+            if ring
+                .checkpoints
+                .back()
+                .is_none_or(|&(at, _)| ring.bytes.len() - at >= CHECKPOINT_EVERY)
+            {
+                ring.checkpoints
+                    .push_back((ring.bytes.len(), decoded_before));
+            }
+            ring.bytes.extend(raw);
+            ring.trim(self.need, string.decoded);
+            return;
+        }
+        match string.place {
+            Place::Key => {
+                if let Some(Container::Object { key }) = self.stack.last_mut() {
+                    let len = key.len as usize;
+                    if raw.contains(&b'\\') || len + raw.len() > key.bytes.len() {
+                        key.other = true;
+                    } else {
+                        key.bytes[len..len + raw.len()].copy_from_slice(raw);
+                        key.len += raw.len() as u8;
+                    }
+                }
+                self.keep(raw);
+            }
+            _ if string.decoded < self.threshold => self.keep(raw),
+            Place::Block(..) | Place::Structured
+                if self.holes.len() < MAX_HOLES && !self.overflowed =>
+            {
+                // From here on only the tail is held: move what the skeleton has.
+                let mut bytes = self.skeleton.split_off(string.start);
+                let mut checkpoints = VecDeque::new();
+                checkpoints.push_back((0, 0));
+                bytes.extend_from_slice(raw);
+                string.ring = Some(Ring {
+                    bytes: bytes.into(),
+                    checkpoints,
+                });
+            }
+            _ => {
+                // Dropped whole: the skeleton keeps `""` in its place.
+                self.skeleton.truncate(string.start);
+                string.dropped = true;
+                self.dropped = true;
+            }
+        }
+    }
+
+    /// A string closed: if its tail was held in part, it becomes a [`Hole`] (where
+    /// it goes in the skeleton, and what the core needs to know of its head).
+    pub(super) fn hold_closed(&mut self, string: Str) {
+        let Some(ring) = string.ring else {
+            return;
+        };
+        let (block, block_text, pointer) = match string.place {
+            Place::Block(block, block_text) => (block, block_text, None),
+            Place::Structured => (
+                0,
+                false,
+                self.stack.get(2..).and_then(|f| self.pointer_of(f)),
+            ),
+            _ => return,
+        };
+        if string.place == Place::Structured && pointer.is_none() {
+            self.dropped = true;
+            return;
+        }
+        let hole = Hole {
+            block,
+            block_text,
+            pointer,
+            first: string.first,
+            decoded_len: string.decoded,
+            may_quote_inputs: string.may_quote,
+        };
+        self.holes.push((string.start, hole, ring));
+    }
+}
+
+/// Where the held tail of a ring starts being readable on its own: not on a UTF-8
+/// continuation byte, nor on the low half of a surrogate pair whose high half is gone.
+pub(super) fn held_start(ring: &[u8]) -> &[u8] {
+    let mut at = 0;
+    if ring.len() >= 6
+        && ring[0] == b'\\'
+        && ring[1] == b'u'
+        && matches!(hex4(&ring[2..6]), Some(0xDC00..=0xDFFF))
+    {
+        at = 6;
+    }
+    while at < ring.len() && (ring[at] & 0xC0) == 0x80 {
+        at += 1;
+    }
+    &ring[at..]
+}
