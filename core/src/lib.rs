@@ -16,6 +16,7 @@ pub mod foreign_validation;
 mod jsonrpc_error;
 pub mod limit;
 pub mod log;
+pub mod message_family;
 pub mod prefix;
 pub mod protocol_error;
 pub mod request_error;
