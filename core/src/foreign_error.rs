@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 
 use crate::failure::{Failure, Family, Level};
 use crate::foreign_validation::redact_input_values;
+use crate::message_family::family_of_message;
 
 /// What a binding knows of a failed call's exception.
 ///
@@ -77,8 +78,9 @@ fn family(names: &[&str]) -> Family {
 ///
 /// - `error_type` is the nearest cause's type where there is one, else the exception's
 ///   own (E3: one hop);
-/// - the family comes from the exception's type and ancestors and, failing those, its
-///   cause's type (P1);
+/// - the family comes from the exception's type and ancestors, failing those from its
+///   cause's type, and failing those from its message ([`family_of_message`]: a
+///   generic `ResourceError("Session not found: x")` is not-found) (P1);
 /// - expected when declared, and for denials (E4);
 /// - the message has pydantic-style `input_value=…` parts removed (V3);
 /// - the suggestion, level and own `_meta` keys as declared (E5, G1, E7).
@@ -117,6 +119,12 @@ pub fn classify(error: &ForeignError) -> Failure {
     let cause = error.causes.first().map(String::as_str);
     let family = match family(&own) {
         Family::Internal => cause.map_or(Family::Internal, |c| family(&[c])),
+        found => found,
+    };
+    // P1: a framework's generic type (fastmcp's `ResourceError`) says nothing; then the
+    // message does, as it does for a protocol error (`Failure::from_protocol_error`).
+    let family = match family {
+        Family::Internal => family_of_message(&error.message).unwrap_or(Family::Internal),
         found => found,
     };
     let expected = error.expected || family == Family::Permission;

@@ -35,6 +35,7 @@ mod jsonrpc_error;
 pub mod limit;
 pub mod log;
 pub mod machine;
+pub mod message_family;
 pub mod prefix;
 pub mod protocol_error;
 pub mod request_error;

@@ -19,6 +19,7 @@ use serde_json::{Map, Value};
 use crate::failure::{Failure, Family, Level};
 use crate::foreign_validation::recognize;
 pub use crate::jsonrpc_error::{ProtocolError, code};
+use crate::message_family::{code_family, family_of_message};
 use crate::prefix::strip_prefixes;
 use crate::session::Revision;
 use crate::validation::{Problem, RMCP_DESERIALIZE_PREFIX, render_problems};
@@ -165,7 +166,7 @@ fn family_code(family: Family) -> i64 {
 }
 
 /// `Resource not found: <msg>`, unless `msg` already says so (P2: never doubled).
-fn resource_not_found_message(message: String) -> String {
+pub(crate) fn resource_not_found_message(message: String) -> String {
     let bare = RESOURCE_NOT_FOUND_PREFIX.trim_end_matches([':', ' ']);
     let already = message
         .get(..bare.len())
@@ -194,13 +195,10 @@ fn code_name(code: i64) -> &'static str {
     }
 }
 
-/// The family a code says, when nothing else does.
-fn code_family(code: i64) -> Family {
-    match code {
-        code::INVALID_PARAMS => Family::InvalidParams,
-        code::NOT_FOUND | code::RESOURCE_NOT_FOUND => Family::NotFound,
-        _ => Family::Internal,
-    }
+/// The family a code says, when nothing else does: internal for the codes that say
+/// nothing.
+fn said_by_code(code: i64) -> Family {
+    code_family(code).unwrap_or(Family::Internal)
 }
 
 impl Failure {
@@ -244,7 +242,9 @@ impl Failure {
     ///   [`strip_prefixes`];
     /// - the family is the one those prefixes name, else that of the SDK's code in the
     ///   message, else the error's code's (`-32602` invalid parameters, `-32001`/`-32002`
-    ///   not found, anything else internal);
+    ///   not found), else — where all of those say nothing more than internal — the one
+    ///   the message's words say ([`family_of_message`]: `Session not found: x` is
+    ///   not-found), else internal (P1);
     /// - without `data.expected`, invalid-parameter and permission failures are expected
     ///   (E4), others are not; without `data.error_type`, the code's name
     ///   (`InvalidParams`, `InternalError`, `ResourceNotFound`, …, else `ProtocolError`);
@@ -282,7 +282,7 @@ impl Failure {
             Some(_) => (error.message.as_str(), None),
             None => {
                 let stripped = strip_prefixes(&error.message);
-                let sdk_family = stripped.sdk_code.map(code_family);
+                let sdk_family = stripped.sdk_code.map(said_by_code);
                 (stripped.rest, stripped.family.or(sdk_family))
             }
         };
@@ -291,7 +291,15 @@ impl Failure {
             .and_then(Value::as_str)
             .and_then(Family::parse)
             .or(named_family)
-            .unwrap_or_else(|| code_family(error.code));
+            .unwrap_or_else(|| said_by_code(error.code));
+        // P1: where neither prefixes nor code say more than "internal" (a framework's
+        // catch-all `-32603`), the message's own words say the family.
+        let family = match family {
+            Family::Internal if encoded.is_none() => {
+                family_of_message(&error.message).unwrap_or(Family::Internal)
+            }
+            family => family,
+        };
 
         let problems = match encoded {
             Some(e) => e.get("problems").and_then(Value::as_array).map(|problems| {

@@ -10,9 +10,10 @@
 
 use serde_json::{Map, Value};
 
-use crate::failure::Failure;
+use crate::failure::{Failure, Family};
 use crate::log::LogRecord;
-use crate::protocol_error::{ProtocolError, code};
+use crate::message_family::code_family;
+use crate::protocol_error::{ProtocolError, code, resource_not_found_message};
 use crate::session::Session;
 
 /// What to send for a failed request of a method other than `tools/call`, and what to
@@ -33,6 +34,8 @@ pub struct ShapedError {
 /// - A failure encoded with [`ProtocolError::encode_failure`] is mapped by family
 ///   (P1): on `resources/*`, not-found becomes the revision's resource-not-found code
 ///   with `Resource not found: <msg>` and `data.uri` (R3); it is logged.
+/// - A plain error whose code says nothing (`-32603`) but whose message says not-found
+///   (`Session not found: x`, P1) is, on `resources/*`, resource-not-found as above.
 /// - An argument error that quotes a rejected value (rmcp's
 ///   `failed to deserialize parameters: …`) is re-rendered as a validation error
 ///   without the value (V3) and logged.
@@ -62,6 +65,23 @@ pub fn shape_request_error(
     let failure = Failure::from_protocol_error(error);
     let mut mapped = ProtocolError::from_failure(&failure, method, session.revision(), uri);
     let converted = failure.as_protocol_error().is_none();
+    if !converted
+        && method.starts_with("resources/")
+        && failure.family() == Family::NotFound
+        && code_family(error.code).is_none()
+    {
+        // P1: a framework's catch-all error (`-32603 "Session not found: x"`, fastmcp's
+        // generic `ResourceError`) whose message says not-found is resource-not-found,
+        // as the same failure raised inside an adapter is.
+        mapped.message = resource_not_found_message(failure.message().to_owned());
+        mapped.code = session.revision().resource_not_found_code();
+        if let Some(uri) = uri {
+            let data = mapped.data.get_or_insert_with(|| Value::Object(Map::new()));
+            if let Some(data) = data.as_object_mut() {
+                data.entry("uri").or_insert_with(|| Value::from(uri));
+            }
+        }
+    }
     if !converted && method.starts_with("resources/") && is_resource_not_found(&mapped) {
         // R3 (issue 4, J4): a server's own resource-not-found error keeps its message
         // and data, with the code of the client's revision — and the request's uri in

@@ -97,6 +97,20 @@ impl Revision {
     }
 }
 
+impl Revision {
+    /// Whether a result of this revision carries `resultType` (R4) — and the SDKs stamp
+    /// the server's identity into its `_meta` — as results do from 2026-07-28 on.
+    ///
+    /// ```
+    /// use backstop_core::Revision;
+    /// assert!(Revision::V2026_07_28.results_carry_result_type());
+    /// assert!(!Revision::V2025_11_25.results_carry_result_type());
+    /// ```
+    pub fn results_carry_result_type(self) -> bool {
+        self >= Revision::V2026_07_28
+    }
+}
+
 impl std::fmt::Display for Revision {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())

@@ -18,12 +18,16 @@ use backstop_core::foreign_validation::from_pydantic_errors;
 use backstop_core::limit::{DEFAULT_MAX_BYTES, HeldInPart};
 use backstop_core::{
     CallContext, ClientInfo, Content, Failure, Limit as CoreLimit, Limited, LogRecord, MetaKept,
-    ProtocolError, Revision, ToolResult, error_result, render_problems, unknown_tool,
+    ProtocolError, Revision, ToolResult, Truncation, error_result, render_problems, unknown_tool,
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Map, Number, Value};
+
+mod tool_call;
+
+use tool_call::{ErrorCounts, ToolCatalog};
 
 /// How deep a Python value may nest before it is refused (no unbounded recursion).
 const MAX_DEPTH: usize = 256;
@@ -328,24 +332,32 @@ fn tool_error<'py>(
     ))
 }
 
-/// request_error(failure: dict, method: str, revision: str | None = None, uri: str | None = None) -> tuple[dict, dict]
+/// request_error(failure: dict, method: str, revision: str | None = None, uri: str | None = None, *, session: dict | None = None, counts: ErrorCounts | None = None) -> tuple[dict, dict]
 /// --
 ///
 /// The JSON-RPC error `{"code", "message", "data"?}` of a failed request that is not a
-/// tool call (P1, P2, R3), and its log record.
+/// tool call (P1, P2, R3), and its log record (counted in `counts`, G3). The revision
+/// is `revision`, or the one `session` (`{"handshake", "meta"}`, R3) says.
 #[pyfunction]
-#[pyo3(signature = (failure, method, revision=None, uri=None))]
+#[pyo3(signature = (failure, method, revision=None, uri=None, *, session=None, counts=None))]
 fn request_error<'py>(
     py: Python<'py>,
     failure: &Bound<'py, PyAny>,
     method: &str,
     revision: Option<&str>,
     uri: Option<&str>,
+    session: Option<&Bound<'py, PyAny>>,
+    counts: Option<&Bound<'py, ErrorCounts>>,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
     let f = self::failure(&object(failure, "failure")?);
-    let revision = revision.map_or(Revision::NEWEST, Revision::parse_or_newest);
+    let revision = match (revision, session) {
+        (Some(revision), _) => Revision::parse_or_newest(revision),
+        (None, Some(session)) => tool_call::session(&object(session, "session")?).revision(),
+        (None, None) => Revision::NEWEST,
+    };
     let error = ProtocolError::from_failure(&f, method, revision, uri);
     let record = LogRecord::new(&f, method, None);
+    ErrorCounts::count(counts, &record);
     Ok((
         from_value(py, &protocol_value(&error)?)?,
         from_value(py, &record_value(&record))?,
@@ -373,25 +385,28 @@ struct Limit {
     inner: CoreLimit,
 }
 
+/// The report of a cut as a dict (L12), with what was kept of `_meta`.
+fn truncation_value(truncation: &Truncation) -> PyResult<Value> {
+    let mut value =
+        serde_json::to_value(truncation).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    if let Value::Object(map) = &mut value {
+        let kept = match truncation.meta {
+            MetaKept::All => "all",
+            MetaKept::ErrorKeys => "error_keys",
+            MetaKept::Nothing => "nothing",
+        };
+        map.insert("meta_kept".into(), Value::from(kept));
+    }
+    Ok(value)
+}
+
 /// A limited result and its report as Python objects.
 fn limited_pair<'py>(
     py: Python<'py>,
     limited: Limited,
 ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
     let report = match &limited.truncation {
-        Some(t) => {
-            let mut value =
-                serde_json::to_value(t).map_err(|e| PyValueError::new_err(e.to_string()))?;
-            if let Value::Object(map) = &mut value {
-                let kept = match t.meta {
-                    MetaKept::All => "all",
-                    MetaKept::ErrorKeys => "error_keys",
-                    MetaKept::Nothing => "nothing",
-                };
-                map.insert("meta_kept".into(), Value::from(kept));
-            }
-            value
-        }
+        Some(t) => truncation_value(t)?,
         None => Value::Null,
     };
     Ok((
@@ -510,6 +525,19 @@ impl Limit {
         tails: &Tails,
         schema: Option<&Value>,
     ) -> Result<Option<Limited>, ()> {
+        let (result, held) = self.held_in_part(shell, texts, tails);
+        self.inner.truncate_in_part(&result, &held, schema)
+    }
+
+    /// `shell` with its long texts cut to their tails (`structuredContent`'s were
+    /// already), and what those tails leave out: what the core decides a cut held in
+    /// part from (L13).
+    fn held_in_part(
+        &self,
+        shell: &ToolResult,
+        texts: &[Cow<'_, str>],
+        tails: &Tails,
+    ) -> (ToolResult, HeldInPart) {
         let mut result = shell.clone();
         let mut held = HeldInPart::default();
         let mut given = texts.iter();
@@ -530,7 +558,7 @@ impl Limit {
         for (pointer, bytes) in &tails.heads {
             held = held.with_structured_head(pointer.clone(), *bytes);
         }
-        self.inner.truncate_in_part(&result, &held, schema)
+        (result, held)
     }
 }
 
@@ -660,6 +688,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MIN_BYTES", CoreLimit::min_bytes())?;
     m.add("DEFAULT_MAX_BYTES", DEFAULT_MAX_BYTES)?;
     m.add_class::<Limit>()?;
+    m.add_class::<ToolCatalog>()?;
+    m.add_class::<ErrorCounts>()?;
+    m.add_function(wrap_pyfunction!(tool_call::shape_tool_call, m)?)?;
     m.add_function(wrap_pyfunction!(classify, m)?)?;
     m.add_function(wrap_pyfunction!(validation_text, m)?)?;
     m.add_function(wrap_pyfunction!(tool_error, m)?)?;

@@ -15,7 +15,9 @@ from typing import Any, ClassVar
 
 from fastmcp import FastMCP
 from fastmcp.exceptions import NotFoundError, ResourceError, ToolError
-from pydantic import BaseModel, Field
+from fastmcp.tools import ToolResult
+from mcp_types import TextContent
+from pydantic import BaseModel, Field, ValidationError
 
 SECRET = "hunter2-secret-value"
 
@@ -188,6 +190,22 @@ def make_server(*middleware: object, mask: bool = False, **identity: Any) -> Fas
         """A build report whose log has ``lines`` lines, its last ``BUILD DONE``."""
         log = "".join(f"log line {n} of the build\n" for n in range(1, lines + 1))
         return BuildReport(summary="build finished: 0 errors", lines=lines, log=log + "BUILD DONE")
+
+    @mcp.tool
+    def fail_own_result() -> ToolResult:
+        """An error result the tool builds itself, its text a pydantic error that quotes
+        the rejected value (V3: redacted on the wire all the same)."""
+        try:
+            BuildReport.model_validate({"summary": SECRET, "lines": 1, "log": ""})
+        except ValidationError as error:
+            return ToolResult(content=[TextContent(type="text", text=str(error))], is_error=True)
+        return ToolResult(content=[TextContent(type="text", text="unreachable")])
+
+    @mcp.resource("tmux://sessions/{name}")
+    def tmux_session(name: str) -> str:
+        """libtmux-mcp's handlers: a generic ResourceError, no cause, its message says
+        not-found (P1 by message)."""
+        raise ResourceError(f"Session not found: {name}")
 
     @mcp.resource("probe://sessions/{name}")
     def session(name: str) -> str:

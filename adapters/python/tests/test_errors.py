@@ -196,6 +196,55 @@ async def test_p1_resource_not_found_by_family() -> None:
             assert error.data == {"uri": uri}
 
 
+@pytest.mark.parametrize("make", [Backstop, ToolErrorResultMiddleware])
+async def test_p1_a_generic_resource_error_whose_message_says_not_found(make: type) -> None:
+    """Finding 1 of issue 17: libtmux-mcp's ``tmux://`` handlers raise fastmcp's generic
+    ``ResourceError("Session not found: …")`` with no cause; the family comes from the
+    message (P1), as the shaper and rmcp read the same message."""
+    async with Client(make_server(make()), client_info=CLIENT) as client:
+        with pytest.raises(McpError) as raised:
+            await client.read_resource_mcp("tmux://sessions/missing")
+    error = raised.value.error
+    assert (error.code, error.message) == (-32602, "Resource not found: Session not found: missing")
+    assert error.data == {"uri": "tmux://sessions/missing"}
+
+
+async def test_v3_an_error_result_the_tool_built_itself_loses_the_value(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Finding 3 of issue 17: a tool's own ``isError`` result quoting pydantic's
+    ``input_value=…`` goes through the core's last-line redaction too (V3)."""
+    caplog.set_level(logging.DEBUG, logger="backstop")
+    backstop = Backstop()
+    result = await call(make_server(backstop), "fail_own_result")
+    assert result.is_error is True
+    assert "validation error for BuildReport" in text(result)
+    assert SECRET not in str(wire(result))
+    assert SECRET not in caplog.text
+    assert backstop.error_counts  # logged and counted as the failure it is (G1, G3)
+
+
+async def test_e8_from_the_catalog_when_an_inner_layer_rejects_the_name() -> None:
+    """E8 is the core's, from the complete catalog (fastmcp's listing): a misspelt name
+    that an inner layer (access control) rejects with an error of its own is still an
+    unknown tool, with a did-you-mean."""
+    from fastmcp.exceptions import ToolError
+    from fastmcp.server.middleware import Middleware
+
+    class Gate(Middleware):
+        async def on_call_tool(self, context, call_next):  # type: ignore[no-untyped-def]
+            if context.message.name == "fail_unexpectd":
+                raise ToolError("not allowed")
+            return await call_next(context)
+
+    async with Client(make_server(Backstop(), Gate()), client_info=CLIENT) as client:
+        with pytest.raises(McpError) as raised:
+            await client.call_tool_mcp("fail_unexpectd", {})
+    error = raised.value.error
+    assert (error.code, error.message) == (-32602, "Unknown tool: fail_unexpectd")
+    assert error.data == {"suggestion": "Did you mean 'fail_unexpected'?"}
+
+
 async def test_o1_layers_added_after_backstop_see_the_failure() -> None:
     """O1: a middleware inside backstop (added after it) sees the exception."""
     from fastmcp.server.middleware import Middleware
@@ -273,12 +322,12 @@ class _Broken:
 
 async def test_strict_off_passes_the_result_on_strict_on_raises() -> None:
     lenient = Backstop()
-    lenient.limiter._limit = _Broken()  # type: ignore[assignment]
+    lenient._limit = _Broken()  # type: ignore[assignment]
     result = await call(make_server(lenient), "small")
     assert text(result) == "small and unchanged"
 
     strict = Backstop(strict=True)
-    strict.limiter._limit = _Broken()  # type: ignore[assignment]
+    strict._limit = _Broken()  # type: ignore[assignment]
     async with Client(make_server(strict), client_info=CLIENT) as client:
         with pytest.raises(McpError) as raised:
             await client.call_tool_mcp("small", {})

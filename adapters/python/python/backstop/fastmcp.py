@@ -7,6 +7,13 @@ cap (L1–L15; O1–O3). Errors of other requests become JSON-RPC errors mapped 
 (P1, P2). Failures are logged through :mod:`logging` (logger ``backstop``) at their own
 level, and counted (G1–G3).
 
+This module decides nothing (SPEC A0): it translates fastmcp's exceptions and results
+into plain data, hands each tool call to the core's one entry point
+(``backstop._core.shape_tool_call``: E8, conversion, V3 redaction and the limit, in
+the order O2 requires) with the tool catalog the core keeps, and translates the answer
+back; it logs the core's records through :mod:`logging` and counts them in the core's
+``ErrorCounts``.
+
 It hooks fastmcp only through the public :class:`fastmcp.server.middleware.Middleware`
 API (``on_call_tool``, ``on_list_tools``, ``on_request``) and never overrides a private
 method, so it works on every fastmcp 4.x release (A4).
@@ -59,10 +66,6 @@ FastMCPErrorCallback = Callable[[Exception, MiddlewareContext[Any]], None]
 #: What :class:`_Core` calls for each converted failure: its record, exception, context.
 _Notify = Callable[[dict[str, Any], BaseException, MiddlewareContext[Any]], None]
 
-#: How many distinct ``<error_type>:<method>`` keys are counted before new ones go to
-#: ``error_counts_overflow`` (method names come from clients).
-MAX_COUNT_KEYS = 1024
-
 _LEVELS = {
     "trace": logging.DEBUG,
     "debug": logging.DEBUG,
@@ -70,10 +73,6 @@ _LEVELS = {
     "warning": logging.WARNING,
     "error": logging.ERROR,
 }
-
-#: The client-identity and revision keys of a request's ``_meta`` (MCP 2026-07-28; R2, R3).
-_CLIENT_INFO_META = "io.modelcontextprotocol/clientInfo"
-_PROTOCOL_VERSION_META = "io.modelcontextprotocol/protocolVersion"
 
 
 def _jsonable(value: Any) -> Any:
@@ -154,34 +153,27 @@ def _client_params(context: MiddlewareContext[Any]) -> Any:
         return None
 
 
-def _client(context: MiddlewareContext[Any]) -> dict[str, str] | None:
-    """The client's name and version (R2): the handshake's, else the request's ``_meta``."""
+def _handshake(context: MiddlewareContext[Any]) -> dict[str, Any] | None:
+    """The session's ``initialize`` parameters the core reads (R2, R3), as MCP names them."""
     params = _client_params(context)
-    # The SDK's field name first: a missing attribute of a pydantic model costs an exception.
-    info = getattr(params, "client_info", None) or getattr(params, "clientInfo", None)
-    if info is not None and getattr(info, "name", None):
-        return {"name": str(info.name), "version": str(getattr(info, "version", ""))}
-    info = _request_meta(context.message).get(_CLIENT_INFO_META)
-    if isinstance(info, dict) and isinstance(info.get("name"), str):
-        return {"name": info["name"], "version": str(info.get("version", ""))}
-    return None
-
-
-def _revision(context: MiddlewareContext[Any]) -> str | None:
-    """The session's protocol revision (R3): the handshake's, else the request's ``_meta``."""
-    params = _client_params(context)
+    if params is None:
+        return None
+    # The SDK's field names first: a missing attribute of a pydantic model costs an exception.
     version = getattr(params, "protocol_version", None) or getattr(params, "protocolVersion", None)
+    info = getattr(params, "client_info", None) or getattr(params, "clientInfo", None)
+    handshake: dict[str, Any] = {}
     if isinstance(version, str):
-        return version
-    version = _request_meta(context.message).get(_PROTOCOL_VERSION_META)
-    return version if isinstance(version, str) else None
+        handshake["protocolVersion"] = version
+    if info is not None and getattr(info, "name", None):
+        handshake["clientInfo"] = {"name": str(info.name), "version": str(getattr(info, "version", ""))}
+    return handshake
 
 
-#: The ``_meta`` key MCP 2026-07-28 servers stamp their identity under.
-_SERVER_INFO_META = "io.modelcontextprotocol/serverInfo"
+def _session(context: MiddlewareContext[Any]) -> dict[str, Any]:
+    """What the core reads the client and the revision from (R2, R3): the handshake, and
+    the request's ``_meta`` (MCP 2026-07-28)."""
+    return {"handshake": _handshake(context), "meta": _request_meta(context.message) or None}
 
-#: The first revision whose results carry ``resultType`` and the identity stamp.
-_STATELESS_REVISION = "2026-07-28"
 
 #: The server properties the SDK's identity stamp is made of, as ``Implementation`` names them.
 _IDENTITY_FIELDS = ("name", "version", "title", "description", "website_url", "icons")
@@ -221,126 +213,108 @@ def _cached_identity_stamp(fields: tuple[Any, ...]) -> dict[str, Any] | None:
     return _identity_stamp(fields)
 
 
-#: An upper bound of the bytes of a result's JSON besides its blocks, ``structuredContent``
-#: and ``_meta``: braces, member names, ``"isError":false``, ``"resultType":"complete"``.
-_RESULT_FRAME_BYTES = 128
-
-#: An upper bound of the bytes of a plain text block besides its text:
-#: ``{"type":"text","text":""}`` and a comma.
-_TEXT_BLOCK_FRAME_BYTES = 32
-
-#: The most bytes one character of a string takes on the wire: ``\u001b``.
-_MAX_CHAR_BYTES = 6
-
-#: The most bytes a number takes on the wire, with its separator (an ``f64`` is at most 24).
-_MAX_NUMBER_BYTES = 32
+def _tool_entry(tool: Any) -> dict[str, Any] | None:
+    """A fastmcp ``Tool`` as the MCP ``Tool`` dict the catalog learns: its name and schemas."""
+    name = getattr(tool, "name", None)
+    if not isinstance(name, str):
+        return None
+    return {
+        "name": name,
+        "inputSchema": _jsonable(getattr(tool, "parameters", None)),
+        "outputSchema": _jsonable(getattr(tool, "output_schema", None)),
+    }
 
 
-def _spend(value: Any, budget: int) -> int:
-    """``budget`` less an upper bound of ``value``'s wire size with its separator;
-    negative as soon as it is spent (the rest of ``value`` is then not read), and for
-    anything that is not plain JSON data (a model, a date: measured exactly instead)."""
-    if isinstance(value, str):
-        return budget - (_MAX_CHAR_BYTES * len(value) + 3)
-    if value is None or isinstance(value, bool):
-        return budget - 6
-    if isinstance(value, (int, float)):
-        return budget - _MAX_NUMBER_BYTES
-    if isinstance(value, dict):
-        budget -= 2
-        for key, item in value.items():
-            if not isinstance(key, str):
-                return -1
-            budget = _spend(item, _spend(key, budget))
-            if budget < 0:
-                return budget
-        return budget
-    if isinstance(value, (list, tuple)):
-        budget -= 2
-        for item in value:
-            budget = _spend(item, budget)
-            if budget < 0:
-                return budget
-        return budget
-    return -1
+def _tool_entries(tools: Iterable[Any]) -> list[dict[str, Any]]:
+    return [entry for entry in map(_tool_entry, tools) if entry is not None]
 
 
-def surely_fits(result: ToolResult, max_bytes: int, stamp: dict[str, Any] | None) -> bool:
-    """Whether ``result`` surely fits in ``max_bytes`` of wire size with what the SDK
-    adds after the middleware (``resultType``, the identity ``stamp``): an upper bound,
-    cheap where the exact size is not — it reads no text, and stops as soon as the cap
-    is spent — so that a small result, the common case, is sent as it is (L2) without
-    a round trip to the core. False says nothing: then the result is measured exactly.
+def _says_unknown_tool(exc: BaseException | None, name: str) -> bool:
+    """fastmcp's own word that it has no tool ``name`` (``NotFoundError("Unknown tool:
+    'x'")``): the catalog may be stale, so it is listed again before the core decides."""
+    return (
+        exc is not None
+        and type(exc).__name__ == "NotFoundError"
+        and str(exc).startswith("Unknown tool:")
+        and name in str(exc)
+    )
 
-    The bound: every character at most 6 bytes (``\u001b``), every number 32, and the
-    JSON around them at most what :data:`_RESULT_FRAME_BYTES`,
-    :data:`_TEXT_BLOCK_FRAME_BYTES` and :func:`_spend` count.
+
+def _protocol_error(error: dict[str, Any]) -> Exception:
+    return _ProtocolError(error["code"], error["message"], error.get("data"))
+
+
+def _tool_names(tools: Iterable[str] | None) -> list[str] | None:
+    """The tool names a limit applies to (L1), from any iterable of names (a list, as
+    fastmcp and the reference take them, or a set); a bare string is refused, since
+    its letters are not names."""
+    if tools is None:
+        return None
+    if isinstance(tools, str):
+        raise TypeError("tools must be a collection of tool names, not a str")
+    return [str(name) for name in tools]
+
+
+class _Driver(Middleware):
+    """What the three middleware classes share: a driver of the core for one server.
+
+    It keeps the state the core decides with — the tool catalog (learnt from every
+    ``tools/list``, and listed from the server when a call names a tool it does not
+    know; R5) and the error counts (G3) — hands each tool call to the core's one entry
+    point, and logs the records the core makes (G1, G2). Which halves of the job a class
+    does is set by its constructor: ``_converts`` (failures become results) and
+    ``_limit`` (a limit that applies to no tool for the converter alone).
     """
-    budget = max_bytes - _RESULT_FRAME_BYTES
-    for block in result.content:
-        if not isinstance(block, mcp_types.TextContent) or not block.model_fields_set <= _PLAIN_TEXT_FIELDS:
-            return False
-        budget -= _MAX_CHAR_BYTES * len(block.text) + _TEXT_BLOCK_FRAME_BYTES
-        if budget < 0:
-            return False
-    stamp_meta = {_SERVER_INFO_META: stamp} if stamp is not None else None
-    for value in (result.structured_content, result.meta, stamp_meta):
-        if value is not None:
-            budget = _spend(value, budget)
-            if budget < 0:
-                return False
-    return True
 
+    _converts: bool
+    _limit: Any
+    _strict: bool
+    transform_errors: bool
+    include_traceback: bool
+    truncations: int
 
-def _wire_additions(context: MiddlewareContext[Any], data: dict[str, Any]) -> bool:
-    """Add to ``data`` what the SDK adds to a result after the middleware (L4).
+    def _start(
+        self,
+        *,
+        converts: bool,
+        limit: Any,
+        notify: _Notify | None,
+        log: logging.Logger | None,
+        strict: bool,
+        transform_errors: bool,
+    ) -> None:
+        self._converts = converts
+        self._limit = limit
+        self._notify = notify
+        self._logger = log or logger
+        self._strict = strict
+        self._catalog = _core.ToolCatalog()
+        self._counts = _core.ErrorCounts()
+        self.transform_errors = transform_errors
+        self.include_traceback = False
+        self.truncations = 0
 
-    From MCP 2026-07-28 on, the SDK writes ``resultType`` and stamps the server's
-    identity into ``_meta`` unless the result carries one. Both count towards the cap,
-    so the limit measures them: ``resultType`` is added for the measurement, the stamp
-    is written into ``_meta`` (the SDK then keeps it as it is). Returns whether the
-    result already carried a stamp of its own.
-    """
-    revision = _revision(context)
-    if revision is not None and revision < _STATELESS_REVISION:
-        return True
-    data["resultType"] = "complete"
-    meta = data.setdefault("_meta", {})
-    if meta.get(_SERVER_INFO_META) is not None:
-        return True
-    stamp = _server_info(context)
-    if stamp is not None:
-        meta[_SERVER_INFO_META] = stamp
-        return True
-    return False
+    @property
+    def error_counts(self) -> dict[str, int]:
+        """Converted failures per ``<error_type>:<method>`` (G3)."""
+        return self._counts.as_dict()
 
+    def get_error_stats(self) -> dict[str, int]:
+        """A copy of :attr:`error_counts`, as fastmcp's ``ErrorHandlingMiddleware`` names it."""
+        return self._counts.as_dict()
 
-class _Core:
-    """What the two halves share: the logging and counting of failures (G1–G3)."""
-
-    def __init__(self, notify: _Notify | None, log: logging.Logger | None) -> None:
-        self.notify = notify
-        self.logger = log or logger
-        self.error_counts: dict[str, int] = {}
-        self.error_counts_overflow = 0
-
-    def record(
+    def _record(
         self,
         record: dict[str, Any],
-        exc: BaseException,
+        exc: BaseException | None,
         context: MiddlewareContext[Any],
         log_level: int | None = None,
     ) -> None:
-        """Count, log and report one converted failure (G1–G3): logged at ``log_level``,
-        the failure's own level as a number (any, CRITICAL or a custom one included),
-        else at the level the core chose."""
-        key = record["count_key"]
-        if key in self.error_counts or len(self.error_counts) < MAX_COUNT_KEYS:
-            self.error_counts[key] = self.error_counts.get(key, 0) + 1
-        else:
-            self.error_counts_overflow += 1
+        """Log and report one record the core made (G1–G3; the core counted it):
+        at ``log_level``, the failure's own level as a number (CRITICAL or a custom one
+        included), else at the level the core chose."""
         level = log_level if log_level is not None else _LEVELS.get(record["level"], logging.ERROR)
-        self.logger.log(
+        self._logger.log(
             level,
             "%s failed: %s: %s",
             record["tool"] or record["method"],
@@ -353,71 +327,11 @@ class _Core:
                 "backstop_expected": record["expected"],
             },
         )
-        if self.notify is not None:
+        if self._notify is not None and exc is not None:
             try:
-                self.notify(record, exc, context)
+                self._notify(record, exc, context)
             except Exception:  # G3: a failing callback is logged, never propagated
-                self.logger.exception("backstop on_error callback failed")
-
-
-class _ToolCatalog:
-    """The schemas each tool advertises, learned from ``tools/list`` or the server."""
-
-    def __init__(self) -> None:
-        self.input_schemas: dict[str, Any] = {}
-        self.output_schemas: dict[str, Any] = {}
-
-    def learn(self, tools: Iterable[Any]) -> None:
-        """Remember the input and output schemas of ``tools`` (fastmcp ``Tool`` objects)."""
-        for tool in tools:
-            name = getattr(tool, "name", None)
-            if not isinstance(name, str):
-                continue
-            self.input_schemas[name] = getattr(tool, "parameters", None)
-            self.output_schemas[name] = getattr(tool, "output_schema", None)
-
-    async def ensure(self, context: MiddlewareContext[Any], name: str) -> None:
-        """Learn tool ``name``'s schemas from the server, unless they are known."""
-        if name in self.input_schemas:
-            return
-        server = getattr(context.fastmcp_context, "fastmcp", None)
-        if server is None:
-            return
-        try:
-            tool = await server.get_tool(name)
-        except Exception:
-            return
-        if tool is not None:
-            self.learn([tool])
-
-    async def names(self, context: MiddlewareContext[Any]) -> list[str]:
-        """The names of the server's tools (for E8's did-you-mean): listed from the
-        server without running its middleware, else the names learnt so far."""
-        server = getattr(context.fastmcp_context, "fastmcp", None)
-        if server is not None:
-            try:
-                tools = await server.list_tools(run_middleware=False)
-            except Exception:
-                logger.debug("backstop could not list the tools", exc_info=True)
-            else:
-                self.learn(tools)
-                return [tool.name for tool in tools]
-        return list(self.input_schemas)
-
-
-def _is_unknown_tool(exc: BaseException, name: str) -> bool:
-    """fastmcp's own "no such tool" error (E8): ``NotFoundError("Unknown tool: 'x'")``."""
-    return type(exc).__name__ == "NotFoundError" and str(exc).startswith("Unknown tool:") and name in str(exc)
-
-
-def _protocol_error(error: dict[str, Any]) -> Exception:
-    return _ProtocolError(error["code"], error["message"], error.get("data"))
-
-
-class _ListingMiddleware(Middleware):
-    """A middleware that learns the tools from every ``tools/list`` it sees."""
-
-    _catalog: _ToolCatalog
+                self._logger.exception("backstop on_error callback failed")
 
     async def on_list_tools(
         self,
@@ -425,11 +339,152 @@ class _ListingMiddleware(Middleware):
         call_next: CallNext[Any, Sequence[Any]],
     ) -> Sequence[Any]:
         tools = await call_next(context)
-        self._catalog.learn(tools)
+        self._catalog.learn(_tool_entries(tools))
         return tools
 
+    async def _learn_tools(
+        self, context: MiddlewareContext[Any], name: str, exc: BaseException | None
+    ) -> None:
+        """Make the catalog know what the server has before the core decides with it: a
+        tool it does not know, or one fastmcp says is unknown, has the server's tools
+        listed (every tool, without running middleware: a complete catalog for E8)."""
+        if name in self._catalog and not _says_unknown_tool(exc, name):
+            return
+        server = getattr(context.fastmcp_context, "fastmcp", None)
+        if server is None:
+            return
+        try:
+            tools = await server.list_tools(run_middleware=False)
+        except Exception:
+            logger.debug("backstop could not list the tools", exc_info=True)
+            return
+        self._catalog.replace(_tool_entries(tools))
+        if name not in self._catalog and exc is None:
+            # A tool that answers but is not listed: its own entry, so that it is not
+            # listed for again on every call.
+            try:
+                tool = await server.get_tool(name)
+            except Exception:
+                return
+            if tool is not None:
+                self._catalog.learn(_tool_entries([tool]))
 
-class ToolErrorResultMiddleware(_ListingMiddleware):
+    async def on_call_tool(
+        self,
+        context: MiddlewareContext[Any],
+        call_next: CallNext[Any, Any],
+    ) -> Any:
+        failure: dict[str, Any] | None = None
+        name = context.message.name
+        try:
+            result = await call_next(context)
+        except _ProtocolError:
+            raise  # P2: a protocol error passes unchanged
+        except Exception as exc:
+            if not self._converts:
+                raise
+            try:
+                failure = describe(exc, name)
+                return await self._shape(context, name, exc, None, failure)
+            except _ProtocolError:
+                raise
+            except Exception:
+                if self._strict:
+                    raise
+                logger.exception("backstop could not convert a failure of %s", name)
+                raise exc from None
+        # Only complete results: input-required asks and task acknowledgements are
+        # other types and pass untouched (L1).
+        if type(result) is not ToolResult:
+            return result
+        try:
+            return await self._shape(context, name, None, result, None)
+        except _ProtocolError:
+            raise
+        except Exception:
+            if self._strict:
+                raise
+            logger.exception("backstop could not limit a result of %s", name)
+            return result
+
+    async def _shape(
+        self,
+        context: MiddlewareContext[Any],
+        name: str,
+        exc: BaseException | None,
+        result: ToolResult | None,
+        failure: dict[str, Any] | None,
+    ) -> ToolResult:
+        """The core's answer to one tool call, translated back for fastmcp."""
+        await self._learn_tools(context, name, exc)
+        arguments = context.message.arguments or {}
+        call = {
+            "tool": name,
+            "arguments": [str(key) for key in arguments],
+            **_session(context),
+            "server_info": _server_info(context),
+        }
+        if failure is not None:
+            shaped = _core.shape_tool_call(
+                self._catalog, call, self._limit, failure=failure, counts=self._counts
+            )
+        else:
+            assert result is not None
+            data = _result_dict(result)
+            shaped = _core.shape_tool_call(self._catalog, call, self._limit, result=data, counts=self._counts)
+        sent, error, record, truncation = shaped
+        if record is not None:
+            self._record(record, exc, context, failure.get("log_level") if failure else None)
+            if exc is not None and self.include_traceback:
+                self._logger.debug("traceback of %s", name, exc_info=exc)
+        if error is not None:
+            raise _protocol_error(error) from exc
+        if sent is None:
+            assert result is not None, "the core converts every failure"
+            return result
+        if truncation is not None:
+            self.truncations += 1
+            logger.info(
+                "%s: result cut to %d bytes (%d of %d text bytes dropped)",
+                name,
+                self._limit.max_bytes,
+                truncation["dropped_bytes"],
+                truncation["original_bytes"],
+            )
+        return _tool_result(sent)
+
+    async def on_request(
+        self,
+        context: MiddlewareContext[Any],
+        call_next: CallNext[Any, Any],
+    ) -> Any:
+        try:
+            return await call_next(context)
+        except _ProtocolError:
+            raise
+        except Exception as exc:
+            if not self.transform_errors or context.method == "tools/call":
+                raise
+            method = context.method or "unknown"
+            uri = getattr(context.message, "uri", None)
+            failure = describe(exc, None)
+            error, record = _core.request_error(
+                failure,
+                method,
+                uri=str(uri) if uri is not None else None,
+                session=_session(context),
+                counts=self._counts,
+            )
+            self._record(record, exc, context, failure.get("log_level"))
+            raise _protocol_error(error) from exc
+
+
+#: A limit that applies to no tool: the converter alone limits nothing.
+def _no_limit() -> Any:
+    return _core.Limit(tools=[])
+
+
+class ToolErrorResultMiddleware(_Driver):
     """Tool-call failures become ``isError`` results (E1–E9, V1–V6); other requests'
     errors become JSON-RPC errors mapped by family (P1, P2) when ``transform_errors``.
 
@@ -456,87 +511,19 @@ class ToolErrorResultMiddleware(_ListingMiddleware):
             def notify(record: dict[str, Any], exc: BaseException, context: MiddlewareContext[Any]) -> None:
                 error_callback(exc, context)  # type: ignore[arg-type]
 
-        self._core = _Core(notify, logger)
+        self._start(
+            converts=True,
+            limit=_no_limit(),
+            notify=notify,
+            log=logger,
+            strict=True,
+            transform_errors=transform_errors,
+        )
         self.error_callback = error_callback
         self.include_traceback = include_traceback
-        self.transform_errors = transform_errors
-        self._catalog = _ToolCatalog()
-
-    @property
-    def error_counts(self) -> dict[str, int]:
-        """Converted failures per ``<error_type>:<method>`` (G3)."""
-        return self._core.error_counts
-
-    def get_error_stats(self) -> dict[str, int]:
-        """A copy of :attr:`error_counts`, as fastmcp's ``ErrorHandlingMiddleware`` names it."""
-        return dict(self._core.error_counts)
-
-    async def on_call_tool(
-        self,
-        context: MiddlewareContext[Any],
-        call_next: CallNext[Any, Any],
-    ) -> Any:
-        try:
-            return await call_next(context)
-        except _ProtocolError:
-            raise  # P2: a protocol error passes unchanged
-        except Exception as exc:
-            return await self._convert(context, exc)
-
-    async def on_request(
-        self,
-        context: MiddlewareContext[Any],
-        call_next: CallNext[Any, Any],
-    ) -> Any:
-        try:
-            return await call_next(context)
-        except _ProtocolError:
-            raise
-        except Exception as exc:
-            if not self.transform_errors or context.method == "tools/call":
-                raise
-            method = context.method or "unknown"
-            uri = getattr(context.message, "uri", None)
-            failure = describe(exc, None)
-            error, record = _core.request_error(
-                failure, method, _revision(context), str(uri) if uri is not None else None
-            )
-            self._core.record(record, exc, context, failure.get("log_level"))
-            raise _protocol_error(error) from exc
-
-    async def _convert(self, context: MiddlewareContext[Any], exc: Exception) -> ToolResult:
-        name = context.message.name
-        if _is_unknown_tool(exc, name):
-            error = _core.unknown_tool_error(name, await self._catalog.names(context))
-            raise _protocol_error(error) from exc
-        await self._catalog.ensure(context, name)
-        arguments = context.message.arguments or {}
-        call = {
-            "tool": name,
-            "arguments": [str(key) for key in arguments],
-            "input_schema": _jsonable(self._catalog.input_schemas.get(name)),
-            "client": _client(context),
-        }
-        failure = describe(exc, name)
-        result, record = _core.tool_error(failure, call)
-        self._core.record(record, exc, context, failure.get("log_level"))
-        if self.include_traceback:
-            self._core.logger.debug("traceback of %s", name, exc_info=exc)
-        return _tool_result(result)
 
 
-def _tool_names(tools: Iterable[str] | None) -> list[str] | None:
-    """The tool names a limit applies to (L1), from any iterable of names (a list, as
-    fastmcp and the reference take them, or a set); a bare string is refused, since
-    its letters are not names."""
-    if tools is None:
-        return None
-    if isinstance(tools, str):
-        raise TypeError("tools must be a collection of tool names, not a str")
-    return [str(name) for name in tools]
-
-
-class TailPreservingResponseLimitingMiddleware(_ListingMiddleware):
+class TailPreservingResponseLimitingMiddleware(_Driver):
     """Oversized tool results are cut from the head under a hard byte cap (L1–L15).
 
     ``max_size`` is the cap in wire bytes (the result's compact JSON; L4), ``tools``
@@ -562,52 +549,13 @@ class TailPreservingResponseLimitingMiddleware(_ListingMiddleware):
         # a header line instead (L3).
         del truncation_suffix
         names = _tool_names(tools)
-        self._limit = _core.Limit(max_size, names, line_align)
+        limit = _core.Limit(max_size, names, line_align)
+        self._start(converts=False, limit=limit, notify=None, log=None, strict=True, transform_errors=False)
         self.max_size = max_size
         self.tools = set(names) if names is not None else None
-        self.truncations = 0
-        self._catalog = _ToolCatalog()
-
-    async def on_call_tool(
-        self,
-        context: MiddlewareContext[Any],
-        call_next: CallNext[Any, Any],
-    ) -> Any:
-        result = await call_next(context)
-        return await self._apply(context, result)
-
-    async def _apply(self, context: MiddlewareContext[Any], result: Any) -> Any:
-        # Only complete results: input-required asks and task acknowledgements are
-        # other types and pass untouched (L1).
-        if type(result) is not ToolResult:
-            return result
-        name = context.message.name
-        if not self._limit.applies_to(name):
-            return result
-        if surely_fits(result, self._limit.max_bytes, _server_info(context)):
-            return result  # L2, without measuring it exactly
-        await self._catalog.ensure(context, name)
-        data = _result_dict(result)
-        stamped = _wire_additions(context, data)
-        limited = self._limit.limit(name, data, self._catalog.output_schemas.get(name))
-        if limited is None:
-            return result
-        self.truncations += 1
-        data, report = limited
-        data.pop("resultType", None)
-        if not stamped and isinstance(data.get("_meta"), dict):
-            data["_meta"].pop(_SERVER_INFO_META, None)
-        logger.info(
-            "%s: result cut to %d bytes (%d of %d text bytes dropped)",
-            name,
-            self._limit.max_bytes,
-            report["dropped_bytes"],
-            report["original_bytes"],
-        )
-        return _tool_result(data)
 
 
-class Backstop(Middleware):
+class Backstop(_Driver):
     """backstop in one middleware: ``mcp.add_middleware(Backstop())`` (SPEC A4).
 
     Tool-call failures become ``isError`` results (E, V); the result — a converted
@@ -640,68 +588,13 @@ class Backstop(Middleware):
         strict: bool = False,
         on_error: ErrorCallback | None = None,
     ) -> None:
-        self.errors = ToolErrorResultMiddleware()
+        notify: _Notify | None = None
         if on_error is not None:
 
             def notify(record: dict[str, Any], exc: BaseException, context: MiddlewareContext[Any]) -> None:
                 on_error(record, exc)
 
-            self.errors._core.notify = notify
-        self.limiter = TailPreservingResponseLimitingMiddleware(
-            max_size=max_bytes, tools=tools, line_align=line_align
-        )
-        # One catalog for both halves.
-        self.limiter._catalog = self.errors._catalog
+        limit = _core.Limit(max_bytes, _tool_names(tools), line_align)
+        self._start(converts=True, limit=limit, notify=notify, log=None, strict=strict, transform_errors=True)
         self.max_bytes = max_bytes
         self.strict = strict
-
-    @property
-    def error_counts(self) -> dict[str, int]:
-        """Converted failures per ``<error_type>:<method>`` (G3)."""
-        return self.errors.error_counts
-
-    @property
-    def truncations(self) -> int:
-        """How many results were cut."""
-        return self.limiter.truncations
-
-    async def on_list_tools(
-        self,
-        context: MiddlewareContext[Any],
-        call_next: CallNext[Any, Sequence[Any]],
-    ) -> Sequence[Any]:
-        return await self.errors.on_list_tools(context, call_next)
-
-    async def on_request(
-        self,
-        context: MiddlewareContext[Any],
-        call_next: CallNext[Any, Any],
-    ) -> Any:
-        return await self.errors.on_request(context, call_next)
-
-    async def on_call_tool(
-        self,
-        context: MiddlewareContext[Any],
-        call_next: CallNext[Any, Any],
-    ) -> Any:
-        try:
-            result = await call_next(context)
-        except _ProtocolError:
-            raise
-        except Exception as exc:
-            try:
-                result = await self.errors._convert(context, exc)
-            except _ProtocolError:
-                raise
-            except Exception:
-                if self.strict:
-                    raise
-                logger.exception("backstop could not convert a failure of %s", context.message.name)
-                raise exc from None
-        try:
-            return await self.limiter._apply(context, result)
-        except Exception:
-            if self.strict:
-                raise
-            logger.exception("backstop could not limit a result of %s", context.message.name)
-            return result
