@@ -55,7 +55,7 @@ pub(crate) use cutter::{Cutter, find_cut, header, kept_meta};
 pub(crate) use entry_points::texts_apart;
 pub use held_in_part::HeldInPart;
 use payload::PayloadTail;
-pub use settings::{Limit, LimitError};
+pub use settings::{Keep, KeepError, Limit, LimitError};
 pub use structured::{RESULT_TOO_LARGE, RESULT_TOO_LARGE_SUGGESTION, StructuredCut};
 
 use crate::result::ToolResult;

@@ -9,7 +9,7 @@ use unicode_segmentation::{GraphemeCursor, GraphemeIncomplete};
 
 use super::joined::Joined;
 use super::{
-    ERROR_META_KEYS, LINE_ALIGN_MAX_BYTES, Limit, Limited, MetaKept, PRE_CONTEXT_BYTES,
+    ERROR_META_KEYS, Keep, LINE_ALIGN_MAX_BYTES, Limit, Limited, MetaKept, PRE_CONTEXT_BYTES,
     TRUNCATION_META_KEY, Truncation, escape,
 };
 use crate::result::{Content, ToolResult};
@@ -26,6 +26,29 @@ pub(super) fn header_only(dropped: usize, is_error: Option<bool>) -> ToolResult 
         is_error,
         ..ToolResult::text(header(dropped))
     }
+}
+
+/// The text of a cut under `keep`, with the header line where L16 puts it: first
+/// (tail), last (head), or between the two parts (head and tail).
+pub(crate) fn with_header(keep: Keep, dropped: usize, head: &str, tail: &str) -> String {
+    let header = header(dropped);
+    let mut text = String::with_capacity(head.len() + header.len() + tail.len() + 2);
+    text.push_str(head);
+    if keep != Keep::Tail {
+        text.push('\n');
+    }
+    text.push_str(&header);
+    if keep != Keep::Head {
+        text.push('\n');
+    }
+    text.push_str(tail);
+    text
+}
+
+/// `per_mille` thousandths of `room`, rounded down.
+pub(crate) fn share_of(room: usize, per_mille: u16) -> usize {
+    let share = room as u128 * u128::from(per_mille.min(1000)) / 1000;
+    usize::try_from(share).unwrap_or(room)
 }
 
 /// The number of decimal digits of `n`.
@@ -67,12 +90,13 @@ impl<'a> Cutter<'a> {
             let mut meter = crate::wire::Meter::new(cap);
             meter.member(k, v).ok()?;
         }
-        // The result with an empty tail and a one-digit count: everything but the tail
-        // and the count's extra digits.
+        // The result with empty kept parts and a one-digit count: everything but the
+        // kept text and the count's extra digits.
+        let keep = self.limit.keep;
         let report = |dropped| serde_json::to_value(self.report(dropped, kept)).ok();
         meta.insert(TRUNCATION_META_KEY.into(), report(0)?);
         let mut result = ToolResult {
-            content: vec![Content::text(header(0) + "\n")],
+            content: vec![Content::text(with_header(keep, 0, "", ""))],
             structured_content: None,
             is_error: self.source.is_error,
             meta: Some(meta),
@@ -80,23 +104,47 @@ impl<'a> Cutter<'a> {
             extra: self.source.extra.clone(),
         };
         let skeleton = result.wire_size_upto(cap)?;
-        // size(p) = skeleton + 2 × (digits(p) − 1) + escaped length of the tail from p:
-        // the count appears twice, in the header and in the report.
-        let elided = self.elided;
-        let size =
-            |p: usize, escaped_tail: usize| skeleton + 2 * (digits(elided + p) - 1) + escaped_tail;
-        let cut = self.find_cut(cap - skeleton, |p, e| size(p, e) <= cap)?;
-        let start = elided + cut.start;
-
-        let header = header(start);
-        let tail = cut.tail();
-        let mut text = String::with_capacity(header.len() + 1 + tail.len());
-        text.push_str(&header);
-        text.push('\n');
-        text.push_str(tail);
+        let room = cap - skeleton;
+        // size = skeleton + 2 × (digits(N) − 1) + escaped length of the kept text: the
+        // count appears twice, in the header and in the report.
+        let counted = |dropped: usize| 2 * (digits(dropped) - 1);
+        let len = self.joined.len();
+        let (dropped, text) = match keep {
+            Keep::Tail => {
+                let elided = self.elided;
+                let cut =
+                    self.find_cut(0, room, |p, e| skeleton + counted(elided + p) + e <= cap)?;
+                let dropped = elided + cut.start;
+                (dropped, with_header(keep, dropped, "", cut.tail()))
+            }
+            Keep::Head => {
+                debug_assert_eq!(self.elided, 0, "a head is cut from the whole text");
+                let head =
+                    self.find_head_cut(room, |q, e| skeleton + counted(len - q) + e <= cap)?;
+                let dropped = len - head.end;
+                (dropped, with_header(keep, dropped, head.text(), ""))
+            }
+            Keep::HeadAndTail { head_per_mille } => {
+                debug_assert_eq!(self.elided, 0, "a head is cut from the whole text");
+                // The head's share of the room holds it and the count's extra digits,
+                // so that an empty tail always fits beside it.
+                let head_room = share_of(room, head_per_mille);
+                let head =
+                    self.find_head_cut(head_room, |q, e| counted(len - q) + e <= head_room)?;
+                let (q, head_cost) = (head.end, head.cost);
+                let tail = self.find_cut(q, room - head_cost, |p, e| {
+                    skeleton + counted(p - q) + head_cost + e <= cap
+                })?;
+                let dropped = tail.start - q;
+                (
+                    dropped,
+                    with_header(keep, dropped, head.text(), tail.tail()),
+                )
+            }
+        };
         result.content = vec![Content::text(text)];
         if let Some(meta) = result.meta.as_mut() {
-            meta.insert(TRUNCATION_META_KEY.into(), report(start)?);
+            meta.insert(TRUNCATION_META_KEY.into(), report(dropped)?);
         }
         debug_assert!(
             result.wire_size_upto(cap).is_some(),
@@ -104,7 +152,7 @@ impl<'a> Cutter<'a> {
         );
         Some(Limited {
             result,
-            truncation: Some(self.report(start, kept)),
+            truncation: Some(self.report(dropped, kept)),
         })
     }
 
@@ -117,9 +165,30 @@ impl<'a> Cutter<'a> {
         }
     }
 
-    /// Where the kept tail starts: see [`find_cut`].
-    fn find_cut(&self, budget: usize, fits: impl Fn(usize, usize) -> bool) -> Option<Cut<'a>> {
-        find_cut(
+    /// Where the kept tail starts, at or after `floor`: see [`find_cut_from`].
+    fn find_cut(
+        &self,
+        floor: usize,
+        budget: usize,
+        fits: impl Fn(usize, usize) -> bool,
+    ) -> Option<Cut<'a>> {
+        find_cut_from(
+            self.joined,
+            floor,
+            self.limit.line_align,
+            Weights::LITERAL,
+            budget,
+            fits,
+        )
+    }
+
+    /// Where the kept head ends: see [`find_head_cut`].
+    fn find_head_cut(
+        &self,
+        budget: usize,
+        fits: impl Fn(usize, usize) -> bool,
+    ) -> Option<HeadCut<'a>> {
+        find_head_cut(
             self.joined,
             self.limit.line_align,
             Weights::LITERAL,
@@ -180,6 +249,19 @@ pub(crate) fn find_cut<'a>(
     budget: usize,
     fits: impl Fn(usize, usize) -> bool,
 ) -> Option<Cut<'a>> {
+    find_cut_from(joined, 0, line_align, weights, budget, fits)
+}
+
+/// [`find_cut`] with the tail starting at or after `floor` (where a kept head ends,
+/// L16): the bytes before the window are neither read nor copied (L13).
+pub(crate) fn find_cut_from<'a>(
+    joined: &'a Joined<'a>,
+    floor: usize,
+    line_align: bool,
+    weights: Weights,
+    budget: usize,
+    fits: impl Fn(usize, usize) -> bool,
+) -> Option<Cut<'a>> {
     let end = joined.len();
     let (lowest, escaped) = joined.tail_within(budget, weights);
     // The window the cut can land in, with enough before it to see escape sequences.
@@ -196,7 +278,7 @@ pub(crate) fn find_cut<'a>(
         pos: lowest,
         escaped,
     };
-    let mut pos = lowest;
+    let mut pos = lowest.max(floor);
     let grapheme_cut = loop {
         pos = boundaries.allowed_at_or_after(pos);
         tail.advance_to(pos);
@@ -208,7 +290,7 @@ pub(crate) fn find_cut<'a>(
         }
         pos = boundaries.next_grapheme(pos);
     };
-    if !line_align || grapheme_cut == 0 {
+    if !line_align || grapheme_cut == floor {
         return Some(Cut {
             start: grapheme_cut,
             window_start,
@@ -357,5 +439,126 @@ impl<'a> Boundaries<'a> {
                 Err(_) => return end,
             }
         }
+    }
+}
+
+/// Where a kept head ends, with the window of the joined text that holds it.
+pub(crate) struct HeadCut<'a> {
+    pub(super) end: usize,
+    /// The cost of the head under the weights it was cut with.
+    pub(super) cost: usize,
+    window: Cow<'a, str>,
+}
+
+impl HeadCut<'_> {
+    pub(super) fn text(&self) -> &str {
+        &self.window[..self.end]
+    }
+}
+
+/// Where the kept head of `joined` ends (L16): the largest allowed cut position `q`
+/// with `fits(q, cost of the head to q)`, costs counted with `weights` (L8, L10), moved
+/// back to a line start when one lies near the end of the head (L9, the mirror of
+/// [`find_cut`]'s rule).
+///
+/// `budget` bounds the cost of any head that can fit: the text is read from its start
+/// to where the budget runs out, and an escape sequence's length past that (L13).
+pub(crate) fn find_head_cut<'a>(
+    joined: &'a Joined<'a>,
+    line_align: bool,
+    weights: Weights,
+    budget: usize,
+    fits: impl Fn(usize, usize) -> bool,
+) -> Option<HeadCut<'a>> {
+    let len = joined.len();
+    let (highest, mut cost) = joined.head_within(budget, weights);
+    // Enough after the highest position to see the end of a sequence around it.
+    let window_end = joined.floor_char_boundary(highest.saturating_add(escape::LOOKBACK + 8));
+    let window = joined.head_to(window_end.max(highest));
+    let bytes = window.as_bytes();
+    let mut boundaries = HeadBoundaries {
+        window: &window,
+        cursor: GraphemeCursor::new(0, window.len(), true),
+    };
+    let mut pos = highest;
+    let grapheme_cut = loop {
+        let allowed = boundaries.allowed_at_or_before(pos);
+        cost -= weights.of_bytes(&bytes[allowed..pos]);
+        pos = allowed;
+        if fits(pos, cost) {
+            break pos;
+        }
+        if pos == 0 {
+            return None;
+        }
+        let previous = boundaries.previous_grapheme(pos);
+        cost -= weights.of_bytes(&bytes[previous..pos]);
+        pos = previous;
+    };
+    let mut end = grapheme_cut;
+    if line_align && grapheme_cut != len && grapheme_cut > 0 {
+        // L9: the last line start, if it is near the end of the kept head.
+        let lowest = grapheme_cut - (grapheme_cut / 4).min(LINE_ALIGN_MAX_BYTES);
+        let mut line_cost = cost;
+        let mut q = grapheme_cut;
+        loop {
+            if bytes[q - 1] == b'\n' && fits(q, line_cost) {
+                end = q;
+                cost = line_cost;
+                break;
+            }
+            if q <= lowest.max(1) {
+                break;
+            }
+            q -= 1;
+            line_cost -= weights.of_byte(bytes[q]);
+        }
+    }
+    let window = match window {
+        Cow::Borrowed(text) => Cow::Borrowed(&text[..end]),
+        Cow::Owned(mut text) => {
+            text.truncate(end);
+            Cow::Owned(text)
+        }
+    };
+    Some(HeadCut { end, cost, window })
+}
+
+/// Allowed cut positions for a head (L8): grapheme-cluster boundaries outside escape
+/// sequences, in a window that starts at the start of the text.
+struct HeadBoundaries<'w> {
+    window: &'w str,
+    cursor: GraphemeCursor,
+}
+
+impl HeadBoundaries<'_> {
+    /// The largest allowed position at or before `pos` (the start is always allowed).
+    fn allowed_at_or_before(&mut self, mut pos: usize) -> usize {
+        while pos != 0 {
+            if !self.is_grapheme_boundary(pos) {
+                pos = self.previous_grapheme(pos);
+            } else if let Some(start) = escape::enclosing_start(self.window, pos) {
+                pos = start;
+            } else {
+                break;
+            }
+        }
+        pos
+    }
+
+    fn is_grapheme_boundary(&mut self, pos: usize) -> bool {
+        self.cursor.set_cursor(pos);
+        // The window starts at the start of the text: no context is ever missing.
+        self.cursor.is_boundary(self.window, 0).unwrap_or(true)
+    }
+
+    /// The grapheme-cluster boundary before `pos` (0 if none).
+    fn previous_grapheme(&mut self, pos: usize) -> usize {
+        self.cursor.set_cursor(pos);
+        self.cursor
+            .prev_boundary(self.window, 0)
+            .ok()
+            .flatten()
+            .unwrap_or(0)
     }
 }

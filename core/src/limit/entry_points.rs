@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use super::joined::Joined;
-use super::{Cutter, HeldInPart, Limit, Limited, MetaKept, PayloadTail, structured};
+use super::{Cutter, HeldInPart, Keep, Limit, Limited, MetaKept, PayloadTail, structured};
 use crate::result::{Content, ToolResult};
 
 impl Limit {
@@ -63,7 +63,10 @@ impl Limit {
                 truncation: None,
             };
         }
-        match self.truncate_with_schema(&result, output_schema) {
+        match self
+            .for_tool(tool)
+            .truncate_with_schema(&result, output_schema)
+        {
             Some(limited) => limited,
             None => Limited {
                 result,
@@ -144,7 +147,7 @@ impl Limit {
             // No text block: the result's own JSON (the members the cut replaces) is the
             // text. This one path reads the whole result once to write that JSON, and
             // holds only the end of it that a cut can keep.
-            let payload = PayloadTail::of(result, self.max_bytes);
+            let payload = PayloadTail::for_keep(result, self.max_bytes, self.keep);
             json_text = payload.tail;
             (Joined::new([json_text.as_str()]), payload.elided)
         };
@@ -192,6 +195,10 @@ impl Limit {
     ) -> Result<Option<Limited>, ()> {
         if held.is_whole() {
             return Ok(self.truncate_with_schema(result, output_schema));
+        }
+        if self.keep != Keep::Tail {
+            // What is held is the tails of long strings; a head is not there to keep.
+            return Err(());
         }
         if !result.is_complete() {
             return Ok(None);

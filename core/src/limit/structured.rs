@@ -772,7 +772,8 @@ impl<'a> StructuredCutter<'a> {
         let json_text;
         let (joined, elided) = if texts.is_empty() {
             // Only the end of the JSON that a cut can keep is held (L13).
-            let payload = super::PayloadTail::of(self.source, self.limit.max_bytes());
+            let payload =
+                super::PayloadTail::for_keep(self.source, self.limit.max_bytes(), self.limit.keep);
             json_text = payload.tail;
             let joined = Joined::new([json_text.as_str(), RESULT_TOO_LARGE_SUGGESTION]);
             (joined, payload.elided)
