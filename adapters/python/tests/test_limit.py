@@ -172,7 +172,9 @@ async def test_l15_structured_content_kept_valid_under_the_cap() -> None:
     structured = result.structured_content
     assert structured["summary"] == "build finished: 0 errors"  # a pattern forbids cutting it
     assert structured["log"].endswith("BUILD DONE")
-    assert json.loads(text(result)) == structured  # the text block is its serialization
+    # L17: a header block first, then the serialization of the cut value.
+    assert text(result).startswith("[... truncated ")
+    assert json.loads(result.content[-1].text) == structured
     assert wire_size(result) <= 2000
 
 

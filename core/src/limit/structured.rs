@@ -13,7 +13,9 @@
 //!    becomes the serialization of the cut value (both are counted: each kept byte
 //!    costs its escape twice, [`Weights::LITERAL_AND_TEXT`]); other text is cut per L3;
 //!    each cut is reported under `_meta["backstop/truncation"].structured` with its JSON
-//!    pointer. The result is measured; if it overshoots (a longer report), the room
+//!    pointer, what it dropped and what it was (L17). Where the text blocks hold only the
+//!    serialization, a block with the header line goes first, its count the bytes the
+//!    serialization lost, so that a model reading the text sees the cut (L17). The result is measured; if it overshoots (a longer report), the room
 //!    shrinks by the overshoot and the cut is made again.
 //!
 //! Where nothing that satisfies the schema fits, the result becomes an `isError`
@@ -61,6 +63,12 @@ pub struct StructuredCut {
     /// For an array: the items dropped from its start.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dropped_items: Option<usize>,
+    /// For a string: its bytes (UTF-8) before the cut (L17).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub original_bytes: Option<usize>,
+    /// For an array: its items before the cut (L17).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub original_items: Option<usize>,
 }
 
 /// One value of `structuredContent`, planned: its cost, the least a cut can make it
@@ -407,6 +415,8 @@ impl Fitter<'_> {
                 pointer: self.pointer.0.clone(),
                 dropped_bytes: Some(cut.start),
                 dropped_items: None,
+                original_bytes: Some(joined.len()),
+                original_items: None,
             });
         }
         Some((Value::String(tail.to_owned()), cost))
@@ -468,6 +478,8 @@ impl Fitter<'_> {
                 pointer: self.pointer.0.clone(),
                 dropped_bytes: None,
                 dropped_items: Some(dropped),
+                original_bytes: None,
+                original_items: Some(skipped + items.len()),
             });
         }
         Some((Value::Array(kept), brackets + cost))
@@ -557,6 +569,9 @@ impl<'a> StructuredCutter<'a> {
             .collect();
         let texts = Texts {
             serialization,
+            serialization_len: serialization
+                .and_then(|i| blocks[i].as_text())
+                .map_or(0, str::len),
             serialization_first: serialization
                 .is_some_and(|s| other.first().is_none_or(|&(o, _)| s < o)),
             other: Joined::held_in_part(
@@ -616,8 +631,11 @@ impl<'a> StructuredCutter<'a> {
         } else {
             header_cost(texts.other.len()).min(whole_text)
         };
+        // The report and the L17 header block, the parts whose size depends on the cut.
         let report_size = |cut: &Cut| {
-            serde_json::to_vec(&self.report(cut, texts, kept)).map_or(usize::MAX, |r| r.len())
+            let report = self.report(cut, texts, kept);
+            let header = header_block(&report, texts).map_or(0, |h| crate::wire::escaped_len(&h));
+            serde_json::to_vec(&report).map_or(usize::MAX, |r| r.len() + header)
         };
         let empty_report = report_size(&empty);
         // What the value and the other text may cost: the room, less what the report
@@ -695,13 +713,28 @@ impl<'a> StructuredCutter<'a> {
         ))
     }
 
+    /// The report of a cut (L12, L17): the bytes of the text blocks before the cut and
+    /// those dropped — of the other text and of the serialization, which a cut value
+    /// shortens — and each cut value's.
     fn report(&self, cut: &Cut, texts: &Texts<'_>, kept: MetaKept) -> Truncation {
+        let other_dropped = match cut.text {
+            OtherText::Cut { dropped, .. } => dropped,
+            OtherText::Whole | OtherText::Empty => 0,
+        };
+        let (serialization_dropped, serialization_bytes) = match texts.serialization {
+            None => (0, 0),
+            Some(_) => {
+                let separator = if texts.other_blocks.is_empty() { 0 } else { 2 };
+                let kept_len = serialized_len(&cut.value);
+                (
+                    texts.serialization_len.saturating_sub(kept_len),
+                    texts.serialization_len + separator,
+                )
+            }
+        };
         Truncation {
-            dropped_bytes: match cut.text {
-                OtherText::Cut { dropped, .. } => dropped,
-                OtherText::Whole | OtherText::Empty => 0,
-            },
-            original_bytes: texts.other.len(),
+            dropped_bytes: other_dropped + serialization_dropped,
+            original_bytes: texts.other.len() + serialization_bytes,
             dropped_blocks: texts.non_text,
             meta: kept,
             structured: cut.cuts.clone(),
@@ -721,6 +754,7 @@ impl<'a> StructuredCutter<'a> {
             OtherText::Empty if texts.other_blocks.is_empty() => Vec::new(),
             OtherText::Empty => vec![Content::text("")],
         };
+        let report = self.report(cut, texts, kept);
         if texts.serialization.is_some() {
             let serialized = Content::text(cut.value.to_string());
             if texts.serialization_first {
@@ -729,7 +763,9 @@ impl<'a> StructuredCutter<'a> {
                 content.push(serialized);
             }
         }
-        let report = self.report(cut, texts, kept);
+        if let Some(header) = header_block(&report, texts) {
+            content.insert(0, Content::text(header));
+        }
         meta.insert(
             TRUNCATION_META_KEY.into(),
             serde_json::to_value(&report).unwrap_or(Value::Null),
@@ -805,6 +841,8 @@ impl<'a> StructuredCutter<'a> {
 struct Texts<'a> {
     /// The index of the block that is the serialization of the value, if one is.
     serialization: Option<usize>,
+    /// That block's length in bytes.
+    serialization_len: usize,
     /// Whether that block comes before the other text blocks.
     serialization_first: bool,
     /// The other text blocks, joined (L3).
@@ -830,6 +868,18 @@ impl Texts<'_> {
             Err(_) => cap + 1,
         }
     }
+}
+
+/// L17: where the text blocks hold only the serialization of the value, a block with
+/// the header line goes before it, so that a model reading the text sees the cut.
+fn header_block(report: &Truncation, texts: &Texts<'_>) -> Option<String> {
+    (texts.serialization.is_some() && texts.other_blocks.is_empty())
+        .then(|| header(report.dropped_bytes))
+}
+
+/// The length of `value`'s compact serialization (as a cut writes it).
+fn serialized_len(value: &Value) -> usize {
+    crate::wire::value_size_upto(value, usize::MAX).unwrap_or_else(|| value.to_string().len())
 }
 
 /// The cost of a cut text's header line and its line break.

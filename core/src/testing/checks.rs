@@ -768,7 +768,61 @@ pub fn check_structured_limit(
             "the serialization text block is the serialization of the cut value".into()
         })?;
     }
+    check_visible(input, &limited, before, after)?;
     Ok(limited)
+}
+
+/// L17 on a structured cut: where the input's text blocks hold only the serialization
+/// of its value, a block with the header line comes first; the report's numbers are
+/// those of the text blocks (other text and serialization joined), not zero when the
+/// text lost bytes.
+fn check_visible(
+    input: &ToolResult,
+    limited: &Limited,
+    before: &Value,
+    after: &Value,
+) -> Result<(), Violation> {
+    let Some(truncation) = &limited.truncation else {
+        return Ok(());
+    };
+    let texts: Vec<&str> = input.content.iter().filter_map(Content::as_text).collect();
+    let is_serialization =
+        |t: &str| serde_json::from_str::<Value>(t).is_ok_and(|parsed| &parsed == before);
+    let only_serialization = texts.len() == 1 && is_serialization(texts[0]);
+    let out: Vec<&str> = limited
+        .result
+        .content
+        .iter()
+        .filter_map(Content::as_text)
+        .collect();
+    if only_serialization {
+        let n = truncation.dropped_bytes;
+        ensure(
+            out.len() == 2 && out[0] == header(n) && out[1] == after.to_string(),
+            "L17",
+            || format!("the header block first, then the serialization: {out:?}"),
+        )?;
+        ensure(
+            n == texts[0].len().saturating_sub(out[1].len()),
+            "L17",
+            || format!("dropped_bytes {n} is not what the serialization lost"),
+        )?;
+        ensure(truncation.original_bytes == texts[0].len(), "L17", || {
+            "original_bytes are the serialization's".into()
+        })?;
+        ensure(
+            before == after || n > 0 || texts[0].len() <= out[1].len(),
+            "L17",
+            || "a cut value, yet 0 bytes dropped".into(),
+        )?;
+    } else if texts.iter().all(|t| !is_serialization(t)) {
+        ensure(
+            truncation.original_bytes == texts.join("\n\n").len(),
+            "L12",
+            || "original_bytes are the joined text's".into(),
+        )?;
+    }
+    Ok(())
 }
 
 /// Check that `after` is a cut of `before` (strings keep a tail, arrays their last
@@ -796,6 +850,8 @@ fn cut_of(
                     pointer: at,
                     dropped_bytes: Some(dropped),
                     dropped_items: None,
+                    original_bytes: Some(b.len()),
+                    original_items: None,
                 });
             }
             Ok(())
@@ -814,6 +870,8 @@ fn cut_of(
                     pointer: at,
                     dropped_bytes: None,
                     dropped_items: Some(dropped),
+                    original_bytes: None,
+                    original_items: Some(b.len()),
                 });
             }
             Ok(())
