@@ -798,7 +798,7 @@ fn check_visible(
     if only_serialization {
         let n = truncation.dropped_bytes;
         ensure(
-            out.len() == 2 && out[0] == header(n) && out[1] == after.to_string(),
+            out.len() == 2 && out[0] == header(n) && *out[1] == *after.to_string(),
             "L17",
             || format!("the header block first, then the serialization: {out:?}"),
         )?;
