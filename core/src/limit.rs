@@ -51,7 +51,9 @@ mod structured;
 
 use serde::Serialize;
 
-pub(crate) use cutter::{Cutter, find_cut, header, kept_meta};
+pub(crate) use cutter::{
+    Cutter, find_cut, find_cut_from, find_head_cut, header, kept_meta, share_of, with_header,
+};
 pub(crate) use entry_points::texts_apart;
 pub use held_in_part::HeldInPart;
 use payload::PayloadTail;

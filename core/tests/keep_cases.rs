@@ -143,3 +143,38 @@ fn a_result_without_text_keeps_the_head_of_its_json() {
     assert!(text.starts_with(r#"{"content":[{"#), "{text}");
     assert!(text.ends_with(" bytes ...]"), "{text}");
 }
+
+fn structured(keep: Keep) -> String {
+    let value = serde_json::json!({
+        "commits": (0..60).rev().map(|n| format!("commit {n:02}")).collect::<Vec<_>>(),
+        "page": (1..=80).map(|n| format!("line {n}\n")).collect::<String>(),
+    });
+    let result = ToolResult {
+        content: vec![backstop_core::Content::text(value.to_string())],
+        structured_content: Some(value),
+        ..ToolResult::default()
+    };
+    let limited = Limit::new(700)
+        .unwrap()
+        .with_keep(keep)
+        .apply_to_result(result);
+    let wire = serde_json::to_string(&limited.result).unwrap();
+    assert!(wire.len() <= 700);
+    wire
+}
+
+/// L15 with L16: strings keep their heads, arrays their first items; L17: the header
+/// block first.
+#[test]
+fn a_structured_cut_keeps_the_heads() {
+    insta::assert_snapshot!(structured(Keep::Head));
+}
+
+/// L15 with L16: strings keep both ends around the header line, arrays their first
+/// and last items.
+#[test]
+fn a_structured_cut_keeps_both_ends() {
+    insta::assert_snapshot!(structured(Keep::HeadAndTail {
+        head_per_mille: 500
+    }));
+}

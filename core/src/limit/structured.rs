@@ -29,8 +29,8 @@ use super::joined::Joined;
 use super::schema::{Applicable, NotUnderstood};
 use super::serialization::is_serialization_of;
 use super::{
-    Cutter, ERROR_META_KEYS, HeldInPart, Limit, Limited, MetaKept, TRUNCATION_META_KEY, Truncation,
-    find_cut, header, kept_meta,
+    Cutter, ERROR_META_KEYS, HeldInPart, Keep, Limit, Limited, MetaKept, TRUNCATION_META_KEY,
+    Truncation, find_cut, find_cut_from, find_head_cut, header, kept_meta, share_of, with_header,
 };
 use crate::result::{Content, ToolResult};
 use crate::wire::Weights;
@@ -83,10 +83,13 @@ enum Node<'v> {
         min_cost: usize,
         min_chars: usize,
     },
-    /// An array whose last `items` are planned (the `skipped` ones before them can never
-    /// be kept); `min_items` is how many a cut keeps at least, `None` if none may go.
+    /// An array whose first `head_len` and last `items.len() - head_len` items are
+    /// planned (the `skipped` ones between them can never be kept): the last ones for a
+    /// tail cut, the first ones for a head cut, both for head and tail (L16);
+    /// `min_items` is how many a cut keeps at least, `None` if none may go.
     Array {
         items: Vec<Node<'v>>,
+        head_len: usize,
         skipped: usize,
         min_items: Option<usize>,
         cost: usize,
@@ -106,6 +109,7 @@ enum Node<'v> {
 struct Planner {
     weights: Weights,
     line_align: bool,
+    keep: Keep,
     /// One more than the cap: "does not fit".
     over: usize,
 }
@@ -184,15 +188,35 @@ impl Planner {
             Value::String(text) => match applicable.string_min_chars() {
                 None => self.fixed(value),
                 Some(min_chars) => {
-                    // The shortest tail a cut may keep: the last `min_chars` characters.
-                    let kept = match min_chars.checked_sub(1) {
-                        None => text.len(),
-                        Some(n) => text.char_indices().rev().nth(n).map_or(0, |(at, _)| at),
+                    // The shortest a cut may keep: the last (or first) `min_chars`
+                    // characters, and under head and tail the header line between.
+                    let least = match self.keep {
+                        Keep::Tail => {
+                            let kept = match min_chars.checked_sub(1) {
+                                None => text.len(),
+                                Some(n) => text.char_indices().rev().nth(n).map_or(0, |(at, _)| at),
+                            };
+                            self.string_cost(&text[kept..])
+                        }
+                        Keep::Head | Keep::HeadAndTail { .. } => {
+                            let kept = text
+                                .char_indices()
+                                .nth(min_chars)
+                                .map_or(text.len(), |(at, _)| at);
+                            let marker = match self.keep {
+                                Keep::HeadAndTail { .. } => self
+                                    .weights
+                                    .of_bytes(with_header(self.keep, 0, "", "").as_bytes()),
+                                _ => 0,
+                            };
+                            self.add(self.string_cost(&text[..kept]), marker)
+                        }
                     };
+                    let cost = self.string_cost(text);
                     Node::Str {
                         text,
-                        cost: self.string_cost(text),
-                        min_cost: self.string_cost(&text[kept..]),
+                        cost,
+                        min_cost: least.min(cost),
                         min_chars,
                     }
                 }
@@ -224,18 +248,35 @@ impl Planner {
     fn plan_array<'v>(&self, items: &'v [Value], applicable: &Applicable<'_>) -> Node<'v> {
         let min_items = applicable.array_min_items();
         let must_keep = min_items.unwrap_or(items.len());
-        // The last items, walking back until they no longer fit and enough are planned.
+        // The first items (head cuts), walking on until they no longer fit and enough
+        // are planned; then the last items (tail cuts), walking back likewise.
         let mut planned = Vec::new();
-        let mut whole = self.punctuation(2);
-        for item in items.iter().rev() {
-            if whole >= self.over && planned.len() >= must_keep.max(1) {
-                break;
+        if self.keep != Keep::Tail {
+            let mut whole = self.punctuation(2);
+            for item in items {
+                if whole >= self.over && planned.len() >= must_keep.max(1) {
+                    break;
+                }
+                let node = self.plan(item, applicable.item(item));
+                whole = self.add(whole, self.add(node.cost(), self.punctuation(1)));
+                planned.push(node);
             }
-            let node = self.plan(item, applicable.item(item));
-            whole = self.add(whole, self.add(node.cost(), self.punctuation(1)));
-            planned.push(node);
         }
-        planned.reverse();
+        let head_len = planned.len();
+        if self.keep != Keep::Head {
+            let mut whole = self.punctuation(2);
+            let mut tail = Vec::new();
+            for item in items[head_len..].iter().rev() {
+                let enough = tail.len() >= must_keep.max(1) || self.keep != Keep::Tail;
+                if whole >= self.over && enough {
+                    break;
+                }
+                let node = self.plan(item, applicable.item(item));
+                whole = self.add(whole, self.add(node.cost(), self.punctuation(1)));
+                tail.push(node);
+            }
+            planned.extend(tail.into_iter().rev());
+        }
         let skipped = items.len() - planned.len();
         let commas = |n: usize| self.punctuation(n.saturating_sub(1));
         let cost = if skipped > 0 {
@@ -247,12 +288,17 @@ impl Planner {
             )
         };
         let kept_at_least = must_keep.min(planned.len());
-        let min_cost = planned[planned.len() - kept_at_least..].iter().fold(
+        let least = match self.keep {
+            Keep::Tail => &planned[planned.len() - kept_at_least..],
+            Keep::Head | Keep::HeadAndTail { .. } => &planned[..kept_at_least],
+        };
+        let min_cost = least.iter().fold(
             self.add(self.punctuation(2), commas(kept_at_least)),
             |c, n| self.add(c, n.min_cost()),
         );
         Node::Array {
             items: planned,
+            head_len,
             skipped,
             min_items,
             cost,
@@ -379,10 +425,11 @@ impl Fitter<'_> {
             }
             Node::Array {
                 items,
+                head_len,
                 skipped,
                 min_items,
                 ..
-            } => self.fit_array(items, *skipped, *min_items, budget),
+            } => self.fit_array(items, *head_len, *skipped, *min_items, budget),
         }
     }
 
@@ -398,33 +445,59 @@ impl Fitter<'_> {
             .held
             .map_or(0, |held| held.structured_head(&self.pointer.0));
         let joined = Joined::held_in_part([(unheld, text)]);
-        let cut = find_cut(
-            &joined,
-            self.planner.line_align,
-            weights,
-            room,
-            |_, cost| cost <= room,
-        )?;
-        let tail = cut.tail();
-        if min_chars > 0 && tail.chars().take(min_chars).count() < min_chars {
+        let line_align = self.planner.line_align;
+        let len = joined.len();
+        let keep = self.planner.keep;
+        let (kept, dropped) = match keep {
+            Keep::Tail => {
+                let cut = find_cut(&joined, line_align, weights, room, |_, cost| cost <= room)?;
+                (cut.tail().to_owned(), cut.start)
+            }
+            Keep::Head => {
+                let head = find_head_cut(&joined, line_align, weights, room, |_, c| c <= room)?;
+                (head.text().to_owned(), len - head.end)
+            }
+            Keep::HeadAndTail { head_per_mille } => {
+                // L16 inside the string: its head, the header line, its tail.
+                let marker = |n: usize| weights.of_bytes(with_header(keep, n, "", "").as_bytes());
+                let room = room.checked_sub(marker(0))?;
+                let extra = |n: usize| marker(n) - marker(0);
+                let head_room = share_of(room, head_per_mille);
+                let head = find_head_cut(&joined, line_align, weights, head_room, |q, c| {
+                    c + extra(len - q) <= head_room
+                })?;
+                let (q, head_cost) = (head.end, head.cost);
+                let tail =
+                    find_cut_from(&joined, q, line_align, weights, room - head_cost, |p, c| {
+                        head_cost + extra(p - q) + c <= room
+                    })?;
+                let dropped = tail.start - q;
+                (
+                    with_header(keep, dropped, head.text(), tail.tail()),
+                    dropped,
+                )
+            }
+        };
+        if min_chars > 0 && kept.chars().take(min_chars).count() < min_chars {
             return None;
         }
-        let cost = weights.quotes + weights.of_bytes(tail.as_bytes());
-        if cut.start > 0 {
+        let cost = weights.quotes + weights.of_bytes(kept.as_bytes());
+        if dropped > 0 {
             self.cuts.push(StructuredCut {
                 pointer: self.pointer.0.clone(),
-                dropped_bytes: Some(cut.start),
+                dropped_bytes: Some(dropped),
                 dropped_items: None,
-                original_bytes: Some(joined.len()),
+                original_bytes: Some(len),
                 original_items: None,
             });
         }
-        Some((Value::String(tail.to_owned()), cost))
+        Some((Value::String(kept), cost))
     }
 
     fn fit_array(
         &mut self,
         items: &[Node<'_>],
+        head_len: usize,
         skipped: usize,
         min_items: Option<usize>,
         budget: usize,
@@ -433,53 +506,78 @@ impl Fitter<'_> {
         let brackets = planner.punctuation(2);
         let room = budget.checked_sub(brackets)?;
         let comma = planner.punctuation(1);
-        // Keep as many whole items from the end as fit.
+        let total = items.len() + skipped;
+        // The index in the array of planned item `i`.
+        let index = |i: usize| if i < head_len { i } else { i + skipped };
+        // Whole items: the first ones within the head's room (L16), then the last ones
+        // within what is left.
+        let head_room = match planner.keep {
+            Keep::Tail => 0,
+            Keep::Head => room,
+            Keep::HeadAndTail { head_per_mille } => share_of(room, head_per_mille),
+        };
         let mut whole = 0usize;
-        let mut fitting = 0;
-        for item in items.iter().rev() {
-            let next = whole + item.cost() + if fitting > 0 { comma } else { 0 };
-            if next > room {
+        let mut first = 0;
+        for item in items {
+            let next = whole + item.cost() + if first > 0 { comma } else { 0 };
+            if next > head_room {
                 break;
             }
             whole = next;
-            fitting += 1;
+            first += 1;
         }
-        let must_keep = min_items.unwrap_or(items.len() + skipped);
+        let mut last = 0;
+        if planner.keep != Keep::Head {
+            for item in items[first..].iter().rev() {
+                let next = whole + item.cost() + if first + last > 0 { comma } else { 0 };
+                if next > room {
+                    break;
+                }
+                whole = next;
+                last += 1;
+            }
+        }
+        let fitting = first + last;
+        let must_keep = min_items.unwrap_or(total);
         let (kept, cost) = if fitting >= must_keep.max(1) {
-            let kept: Vec<Value> = items[items.len() - fitting..]
+            let kept: Vec<Value> = items[..first]
                 .iter()
+                .chain(&items[items.len() - last..])
                 .map(Node::whole)
                 .collect();
             (kept, whole)
         } else {
-            // Not even the least that must stay fits whole: cut inside the last items.
+            // Not even the least that must stay fits whole: cut inside the last items
+            // (the first ones, for a cut that keeps a head).
             let keep = must_keep.max(1).min(items.len());
-            if keep + skipped < must_keep {
+            let from = match planner.keep {
+                Keep::Tail => items.len() - keep,
+                Keep::Head | Keep::HeadAndTail { .. } => 0,
+            };
+            if keep < must_keep.min(total) {
                 return None;
             }
-            let tail: Vec<&Node<'_>> = items[items.len() - keep..].iter().collect();
-            let indices: Vec<String> = (skipped + items.len() - keep..skipped + items.len())
-                .map(|i| i.to_string())
-                .collect();
+            let chosen: Vec<&Node<'_>> = items[from..from + keep].iter().collect();
+            let indices: Vec<String> = (from..from + keep).map(|i| index(i).to_string()).collect();
             let keys: Vec<&str> = indices.iter().map(String::as_str).collect();
             let commas = planner.punctuation(keep.saturating_sub(1));
             match room
                 .checked_sub(commas)
-                .and_then(|r| self.fit_all(&tail, &keys, r))
+                .and_then(|r| self.fit_all(&chosen, &keys, r))
             {
                 Some((values, cost)) => (values, cost + commas),
                 None if must_keep == 0 => (Vec::new(), 0),
                 None => return None,
             }
         };
-        let dropped = skipped + items.len() - kept.len();
+        let dropped = total - kept.len();
         if dropped > 0 {
             self.cuts.push(StructuredCut {
                 pointer: self.pointer.0.clone(),
                 dropped_bytes: None,
                 dropped_items: Some(dropped),
                 original_bytes: None,
-                original_items: Some(skipped + items.len()),
+                original_items: Some(total),
             });
         }
         Some((Value::Array(kept), brackets + cost))
@@ -590,6 +688,7 @@ impl<'a> StructuredCutter<'a> {
         let planner = Planner {
             weights,
             line_align: self.limit.line_align,
+            keep: self.limit.keep,
             over: self.limit.max_bytes + 1,
         };
         let root = planner.plan(
@@ -629,7 +728,8 @@ impl<'a> StructuredCutter<'a> {
         let least_text = if texts.other_blocks.is_empty() {
             0
         } else {
-            header_cost(texts.other.len()).min(whole_text)
+            crate::wire::escaped_len(&with_header(self.limit.keep, texts.other.len(), "", ""))
+                .min(whole_text)
         };
         // The report and the L17 header block, the parts whose size depends on the cut.
         let report_size = |cut: &Cut| {
@@ -694,23 +794,52 @@ impl<'a> StructuredCutter<'a> {
         if whole <= room {
             return Some((OtherText::Whole, whole));
         }
-        let cut = find_cut(
-            &texts.other,
-            self.limit.line_align,
-            Weights::LITERAL,
-            room,
-            |p, cost| header_cost(p) + cost <= room,
-        )?;
-        let cost = header_cost(cut.start) + crate::wire::escaped_len(cut.tail());
-        let mut text = header(cut.start) + "\n";
-        text.push_str(cut.tail());
-        Some((
-            OtherText::Cut {
-                dropped: cut.start,
-                text,
-            },
-            cost,
-        ))
+        let keep = self.limit.keep;
+        let line_align = self.limit.line_align;
+        let joined = &texts.other;
+        let len = joined.len();
+        // The cost of the header line with its line break(s), as L16 places it.
+        let marker = |n: usize| crate::wire::escaped_len(&with_header(keep, n, "", ""));
+        let (dropped, text) = match keep {
+            Keep::Tail => {
+                let cut = find_cut(joined, line_align, Weights::LITERAL, room, |p, cost| {
+                    marker(p) + cost <= room
+                })?;
+                (cut.start, with_header(keep, cut.start, "", cut.tail()))
+            }
+            Keep::Head => {
+                let head = find_head_cut(joined, line_align, Weights::LITERAL, room, |q, cost| {
+                    marker(len - q) + cost <= room
+                })?;
+                let dropped = len - head.end;
+                (dropped, with_header(keep, dropped, head.text(), ""))
+            }
+            Keep::HeadAndTail { head_per_mille } => {
+                let room = room.checked_sub(marker(0))?;
+                let extra = |n: usize| marker(n) - marker(0);
+                let head_room = share_of(room, head_per_mille);
+                let head =
+                    find_head_cut(joined, line_align, Weights::LITERAL, head_room, |q, c| {
+                        extra(len - q) + c <= head_room
+                    })?;
+                let (q, head_cost) = (head.end, head.cost);
+                let tail = find_cut_from(
+                    joined,
+                    q,
+                    line_align,
+                    Weights::LITERAL,
+                    room - head_cost,
+                    |p, c| head_cost + extra(p - q) + c <= room,
+                )?;
+                let dropped = tail.start - q;
+                (
+                    dropped,
+                    with_header(keep, dropped, head.text(), tail.tail()),
+                )
+            }
+        };
+        let cost = crate::wire::escaped_len(&text);
+        Some((OtherText::Cut { dropped, text }, cost))
     }
 
     /// The report of a cut (L12, L17): the bytes of the text blocks before the cut and
@@ -880,11 +1009,6 @@ fn header_block(report: &Truncation, texts: &Texts<'_>) -> Option<String> {
 /// The length of `value`'s compact serialization (as a cut writes it).
 fn serialized_len(value: &Value) -> usize {
     crate::wire::value_size_upto(value, usize::MAX).unwrap_or_else(|| value.to_string().len())
-}
-
-/// The cost of a cut text's header line and its line break.
-fn header_cost(dropped: usize) -> usize {
-    crate::wire::escaped_len(&header(dropped)) + 2
 }
 
 /// What becomes of the text blocks that are not the serialization.

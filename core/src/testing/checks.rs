@@ -714,7 +714,13 @@ pub fn check_structured_limit(
         return Err(Violation::new("L7", "structuredContent dropped by a cut"));
     };
     let mut changes = Vec::new();
-    cut_of(before, after, &mut String::new(), &mut changes)?;
+    cut_of(
+        before,
+        after,
+        &mut String::new(),
+        &mut changes,
+        limit.keep(),
+    )?;
     let mut reported = truncation.structured.clone();
     reported.sort_by(|a, b| a.pointer.cmp(&b.pointer));
     changes.sort_by(|a, b| a.pointer.cmp(&b.pointer));
@@ -832,10 +838,103 @@ fn cut_of(
     after: &Value,
     pointer: &mut String,
     changes: &mut Vec<StructuredCut>,
+    keep: Keep,
 ) -> Result<(), Violation> {
     let at = pointer.clone();
-    match (before, after) {
-        (Value::String(b), Value::String(a)) => {
+    match (before, after, keep) {
+        (Value::String(b), Value::String(a), Keep::Head) => {
+            ensure(b.starts_with(a.as_str()), "L16", || {
+                format!("{at}: the cut string is not a prefix of the original")
+            })?;
+            ensure(
+                allowed_cuts(b).binary_search(&a.len()).is_ok(),
+                "L8",
+                || format!("{at}: head cut at {}", a.len()),
+            )?;
+            if a.len() < b.len() {
+                changes.push(StructuredCut {
+                    pointer: at,
+                    dropped_bytes: Some(b.len() - a.len()),
+                    dropped_items: None,
+                    original_bytes: Some(b.len()),
+                    original_items: None,
+                });
+            }
+            Ok(())
+        }
+        (Value::String(b), Value::String(a), Keep::HeadAndTail { .. }) if a != b => {
+            // The head, the header line on its own line, the tail (L16).
+            let found = (1..=20).find_map(|digits| {
+                let n = b.len().checked_sub(a.len().checked_sub(28 + digits)?)?;
+                let marker = format!("\n{}\n", header(n));
+                (marker.len() == 28 + digits).then_some(())?;
+                a.match_indices(&marker).find_map(|(q, _)| {
+                    let p = q + n;
+                    (b.get(..q) == Some(&a[..q]) && b.get(p..) == Some(&a[q + marker.len()..]))
+                        .then_some((q, p))
+                })
+            });
+            let (q, p) = found.ok_or_else(|| {
+                Violation::new(
+                    "L16",
+                    format!("{at}: not the original's head and tail around the header line"),
+                )
+            })?;
+            let allowed = allowed_cuts(b);
+            ensure(
+                allowed.binary_search(&q).is_ok() && allowed.binary_search(&p).is_ok(),
+                "L8",
+                || format!("{at}: cut between {q} and {p}"),
+            )?;
+            changes.push(StructuredCut {
+                pointer: at,
+                dropped_bytes: Some(p - q),
+                dropped_items: None,
+                original_bytes: Some(b.len()),
+                original_items: None,
+            });
+            Ok(())
+        }
+        (Value::Array(b), Value::Array(a), Keep::Head | Keep::HeadAndTail { .. }) => {
+            ensure(a.len() <= b.len(), "L15", || format!("{at}: an array grew"))?;
+            let dropped = b.len() - a.len();
+            // The first `h` items kept, and the last `a.len() - h` (none under head).
+            let heads: Vec<usize> = match keep {
+                Keep::Head => vec![a.len()],
+                _ => (0..=a.len()).rev().collect(),
+            };
+            let mut last_error = None;
+            for h in heads {
+                let mut found = Vec::new();
+                let mut pairs = (0..h).map(|i| (i, i)).collect::<Vec<_>>();
+                pairs.extend((h..a.len()).map(|i| (i, i + dropped)));
+                let tried = pairs.into_iter().try_for_each(|(i, j)| {
+                    let len = pointer.len();
+                    pointer.push_str(&format!("/{j}"));
+                    let r = cut_of(&b[j], &a[i], pointer, &mut found, keep);
+                    pointer.truncate(len);
+                    r
+                });
+                match tried {
+                    Ok(()) => {
+                        changes.extend(found);
+                        if dropped > 0 {
+                            changes.push(StructuredCut {
+                                pointer: at,
+                                dropped_bytes: None,
+                                dropped_items: Some(dropped),
+                                original_bytes: None,
+                                original_items: Some(b.len()),
+                            });
+                        }
+                        return Ok(());
+                    }
+                    Err(e) => last_error = Some(e),
+                }
+            }
+            Err(last_error.unwrap_or_else(|| Violation::new("L16", format!("{at}: not a cut"))))
+        }
+        (Value::String(b), Value::String(a), _) => {
             ensure(b.ends_with(a.as_str()), "L15", || {
                 format!("{at}: the cut string is not a suffix of the original")
             })?;
@@ -856,13 +955,13 @@ fn cut_of(
             }
             Ok(())
         }
-        (Value::Array(b), Value::Array(a)) => {
+        (Value::Array(b), Value::Array(a), _) => {
             ensure(a.len() <= b.len(), "L15", || format!("{at}: an array grew"))?;
             let dropped = b.len() - a.len();
             for (i, (b, a)) in b[dropped..].iter().zip(a).enumerate() {
                 let len = pointer.len();
                 pointer.push_str(&format!("/{}", dropped + i));
-                cut_of(b, a, pointer, changes)?;
+                cut_of(b, a, pointer, changes, keep)?;
                 pointer.truncate(len);
             }
             if dropped > 0 {
@@ -876,7 +975,7 @@ fn cut_of(
             }
             Ok(())
         }
-        (Value::Object(b), Value::Object(a)) => {
+        (Value::Object(b), Value::Object(a), _) => {
             ensure(
                 b.len() == a.len() && b.keys().all(|k| a.contains_key(k)),
                 "L15",
@@ -886,11 +985,11 @@ fn cut_of(
                 let len = pointer.len();
                 pointer.push('/');
                 pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
-                cut_of(b, &a[key], pointer, changes)?;
+                cut_of(b, &a[key], pointer, changes, keep)?;
                 pointer.truncate(len);
             }
             Ok(())
         }
-        (b, a) => ensure(b == a, "L15", || format!("{at}: {b} became {a}")),
+        (b, a, _) => ensure(b == a, "L15", || format!("{at}: {b} became {a}")),
     }
 }
