@@ -47,8 +47,9 @@ impl Limit {
     /// let cut = limited.result.structured_content.as_ref().unwrap();
     /// assert_eq!(cut["id"], "build"); // a pattern forbids cutting it
     /// assert!(cut["log"].as_str().unwrap().ends_with("step\n"));
-    /// // The text block is the serialization of the cut value.
-    /// assert_eq!(limited.result.content[0].as_text().unwrap(), cut.to_string());
+    /// // A header block first (L17), then the serialization of the cut value.
+    /// assert!(limited.result.content[0].as_text().unwrap().starts_with("[... truncated "));
+    /// assert_eq!(limited.result.content[1].as_text().unwrap(), cut.to_string());
     /// assert!(serde_json::to_vec(&limited.result).unwrap().len() <= 2_000);
     /// ```
     pub fn apply_with_schema(
