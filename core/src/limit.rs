@@ -1,9 +1,11 @@
-//! The response limit: tail-truncation of oversized tool results under a hard byte
-//! cap (SPEC L1–L14).
+//! The response limit: truncation of oversized tool results under a hard byte cap
+//! (SPEC L1–L17).
 //!
 //! Over the cap, the text of the text blocks (joined by `\n\n`) is cut from the
-//! *head*: the tail — the shell prompt, the last lines of output, the hint at the end
-//! of an error — survives behind a header line `[... truncated N bytes ...]`.
+//! *head* by default: the tail — the shell prompt, the last lines of output, the hint
+//! at the end of an error — survives behind a header line `[... truncated N bytes ...]`.
+//! A tool may keep its head instead, or both ends ([`Keep`], L16): the header line then
+//! ends the text, or stands between the two parts.
 //!
 //! - The cap is hard (L4): escapes, `_meta`, the header and the truncation report are
 //!   all counted, exactly as `serde_json` would write them.
@@ -29,11 +31,12 @@
 
 //! Files by job:
 //!
-//! - `settings`: [`Limit`], the cap and what it applies to, and [`LimitError`] (L2, L14);
+//! - `settings`: [`Limit`], the cap, what it applies to and which end each tool keeps
+//!   ([`Keep`]), and [`LimitError`] (L2, L14, L16);
 //! - `entry_points`: the calls adapters make — `apply*`, `truncate*`, the paths for
 //!   a result held in part and for texts held elsewhere (L1, L2, L13);
 //! - `held_in_part`: [`HeldInPart`], what a streaming adapter did not hold;
-//! - `cutter`: the text cut itself (L3–L12);
+//! - `cutter`: the text cut itself (L3–L12, L16);
 //! - `joined`, `escape`, `payload`: the joined text, escape sequences, a result's own
 //!   JSON as text;
 //! - `structured`, `schema`, `serialization`: the structured cut (L15).
