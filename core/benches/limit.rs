@@ -12,13 +12,19 @@
 //! one long string field and its serialization as the text block — of 1 MB and 100 MB,
 //! at the same cap.
 //!
-//! Run: `cargo bench -p backstop-core --bench limit`. The inputs are the same as those
+//! The keep policies (SPEC L16) — tail, head, head and tail half each — on plain
+//! scrollback of 1 MB and 100 MB at the same cap, beside a 1 MB `memcpy` in the same
+//! group: each within a few times the copy, and flat in the input size (L13: the
+//! dropped part, the middle under head and tail, is never read).
+//!
+//! Run: `cargo bench -p backstop-core --bench limit` (`-- keep_1MB_cap` for the
+//! policies alone). The inputs are the same as those
 //! of `scripts/anchor_limiter_bench.py`, which times the reference implementation.
 
 use std::hint::black_box;
 use std::time::Duration;
 
-use backstop_core::{Limit, ToolResult};
+use backstop_core::{Keep, Limit, ToolResult};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
 /// Terminal scrollback of `size / 26` lines of exactly 26 bytes each.
@@ -155,5 +161,40 @@ fn structured(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, limit, structured);
+fn keep(c: &mut Criterion) {
+    drop(std::hint::black_box(vec![1u8; 16 << 20]));
+    let mut group = c.benchmark_group("keep_1MB_cap");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500));
+    let source = scrollback(1_000_000).into_bytes();
+    let mut target = vec![0u8; source.len()];
+    group.bench_function(BenchmarkId::new("memcpy", "1MB"), |b| {
+        b.iter(|| {
+            target.copy_from_slice(black_box(&source));
+            black_box(&target);
+        })
+    });
+    for (label, size) in [("1MB", 1_000_000), ("100MB", 100_000_000)] {
+        let result = ToolResult::text(scrollback(size));
+        for keep in [
+            Keep::Tail,
+            Keep::Head,
+            Keep::HeadAndTail {
+                head_per_mille: 500,
+            },
+        ] {
+            let limit = Limit::default().with_keep(keep);
+            assert!(limit.truncate(&result).is_some(), "{label} is over the cap");
+            group.bench_with_input(
+                BenchmarkId::new(format!("truncate_{keep}"), label),
+                &result,
+                |b, r| b.iter(|| limit.truncate(black_box(r))),
+            );
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, limit, structured, keep);
 criterion_main!(benches);

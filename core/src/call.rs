@@ -324,6 +324,7 @@ pub fn shape_tool_call_in_part(
     let (result, log) = redacted_error_result(result, call);
     let truncation = match limit.applies_to(&call.tool) {
         true => limit
+            .for_tool(&call.tool)
             .truncate_in_part(&result, held, catalog.output_schema(&call.tool))
             .ok()?,
         false => None,
@@ -396,7 +397,11 @@ pub fn shape_tool_call_texts(
         }
     }
     let limited = match limit.applies_to(&call.tool) {
-        true => limit.truncate_texts(&shell, texts, catalog.output_schema(&call.tool)),
+        true => limit.for_tool(&call.tool).truncate_texts(
+            &shell,
+            texts,
+            catalog.output_schema(&call.tool),
+        ),
         false => None,
     };
     match limited {

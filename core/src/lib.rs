@@ -52,7 +52,7 @@ pub use catalog::ToolCatalog;
 pub use error_result::{CallContext, error_result, unknown_tool};
 pub use failure::{Failure, Family, Level};
 pub use limit::{
-    Limit, LimitError, Limited, MetaKept, RESULT_TOO_LARGE, RESULT_TOO_LARGE_SUGGESTION,
+    Keep, Limit, LimitError, Limited, MetaKept, RESULT_TOO_LARGE, RESULT_TOO_LARGE_SUGGESTION,
     StructuredCut, Truncation,
 };
 pub use log::{ErrorCounts, LogRecord};

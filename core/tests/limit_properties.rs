@@ -1,4 +1,4 @@
-//! Property tests of the response limit (SPEC L1–L12), with the generators and rule
+//! Property tests of the response limit (SPEC L1–L12, L16 under every keep policy), with the generators and rule
 //! checks of `backstop_core::testing`: terminal output biased toward what breaks naive
 //! limiters (runs of `\n`, quotes and backslashes, ANSI colour and OSC hyperlink
 //! sequences, multi-byte scripts, emoji ZWJ sequences, flags, combining marks, CRLF),
@@ -7,14 +7,27 @@
 //!
 //! `PROPTEST_CASES` raises the number of cases (default 256).
 
+use backstop_core::limit::Keep;
 use backstop_core::testing::checks::check_limit;
-use backstop_core::testing::strategies::result_and_cap;
+use backstop_core::testing::strategies::{keep, result_and_cap};
 use backstop_core::{Limit, MetaKept, ToolResult};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
 fn check(cap: usize, line_align: bool, result: &ToolResult) -> Result<(), TestCaseError> {
-    let limit = Limit::new(cap).unwrap().line_aligned(line_align);
+    check_keeping(Keep::Tail, cap, line_align, result)
+}
+
+fn check_keeping(
+    keep: Keep,
+    cap: usize,
+    line_align: bool,
+    result: &ToolResult,
+) -> Result<(), TestCaseError> {
+    let limit = Limit::new(cap)
+        .unwrap()
+        .line_aligned(line_align)
+        .with_keep(keep);
     check_limit(&limit, result)
         .map(drop)
         .map_err(|v| TestCaseError::fail(v.to_string()))
@@ -33,6 +46,22 @@ proptest! {
     #[test]
     fn rules_hold_unaligned((result, cap) in result_and_cap()) {
         check(cap, false, &result)?;
+    }
+
+    /// L2–L12 and L16 under the `head` policy: the head kept, the header line last.
+    #[test]
+    fn rules_hold_keeping_the_head((result, cap) in result_and_cap(), line_align in any::<bool>()) {
+        check_keeping(Keep::Head, cap, line_align, &result)?;
+    }
+
+    /// L2–L12 and L16 under `head+tail`, any share: both ends, the header between.
+    #[test]
+    fn rules_hold_keeping_both_ends(
+        (result, cap) in result_and_cap(),
+        keep in keep(),
+        line_align in any::<bool>(),
+    ) {
+        check_keeping(keep, cap, line_align, &result)?;
     }
 }
 
@@ -83,7 +112,16 @@ fn cuts_never_split_a_cluster_or_sequence_at_any_cap() {
         let result = ToolResult::text(text);
         for cap in Limit::min_bytes()..Limit::min_bytes() + 400 {
             for line_align in [false, true] {
-                check(cap, line_align, &result).unwrap_or_else(|e| panic!("cap {cap}: {e:?}"));
+                for keep in [
+                    Keep::Tail,
+                    Keep::Head,
+                    Keep::HeadAndTail {
+                        head_per_mille: 300,
+                    },
+                ] {
+                    check_keeping(keep, cap, line_align, &result)
+                        .unwrap_or_else(|e| panic!("{keep}, cap {cap}: {e:?}"));
+                }
             }
         }
     }

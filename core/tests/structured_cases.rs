@@ -47,7 +47,14 @@ fn a_long_log_field_keeps_its_tail_and_the_text_is_its_serialization() {
     let value = out.structured_content.as_ref().unwrap();
     assert_eq!(value["summary"], "build of backstop");
     assert!(value["log"].as_str().unwrap().ends_with("BUILD PASSED"));
-    assert_eq!(out.content[0].as_text().unwrap(), value.to_string());
+    // L17: the header block first, then the serialization of the cut value.
+    let report = limited.truncation.as_ref().unwrap();
+    assert_eq!(
+        out.content[0].as_text().unwrap(),
+        format!("[... truncated {} bytes ...]", report.dropped_bytes)
+    );
+    assert!(report.dropped_bytes > 0 && report.original_bytes > report.dropped_bytes);
+    assert_eq!(out.content[1].as_text().unwrap(), value.to_string());
     insta::assert_snapshot!(wire(out));
 }
 
@@ -156,8 +163,14 @@ fn a_huge_field_is_cut_to_its_tail() {
         .apply_with_schema("t", result, Some(&schema));
     let value = limited.result.structured_content.unwrap();
     assert!(value["log"].as_str().unwrap().ends_with("xEND"));
+    assert!(
+        limited.result.content[0]
+            .as_text()
+            .unwrap()
+            .starts_with("[... truncated ")
+    );
     assert_eq!(
-        limited.result.content[0].as_text().unwrap(),
+        limited.result.content[1].as_text().unwrap(),
         value.to_string()
     );
 }

@@ -6,8 +6,9 @@
 //!
 //! `PROPTEST_CASES` raises the number of cases (default 256).
 
+use backstop_core::limit::Keep;
 use backstop_core::testing::checks::check_structured_limit;
-use backstop_core::testing::strategies::{schema_and_value, terminal_text};
+use backstop_core::testing::strategies::{keep, schema_and_value, terminal_text};
 use backstop_core::{Content, Limit, ToolResult};
 use proptest::prelude::*;
 use serde_json::Value;
@@ -50,8 +51,12 @@ fn check(
     input: &ToolResult,
     cap: usize,
     line_align: bool,
+    keep: Keep,
 ) -> Result<(), TestCaseError> {
-    let limit = Limit::new(cap).unwrap().line_aligned(line_align);
+    let limit = Limit::new(cap)
+        .unwrap()
+        .line_aligned(line_align)
+        .with_keep(keep);
     let limited = check_structured_limit(&limit, input, Some(schema))
         .map_err(|v| TestCaseError::fail(v.to_string()))?;
     if let Some(cut) = &limited.result.structured_content {
@@ -84,7 +89,25 @@ proptest! {
         let input = result(&value, text, &other, is_error);
         let size = input.wire_size();
         let cap = ((size as f64 * fraction) as usize).max(Limit::min_bytes());
-        check(&schema, &input, cap, line_align)?;
+        check(&schema, &input, cap, line_align, Keep::Tail)?;
+    }
+
+    /// L15 a under every keep policy (L16): strings keep their head, or both ends
+    /// around the header line; arrays their first items, or their first and last.
+    #[test]
+    fn cuts_keep_structured_content_valid_under_every_policy(
+        (schema, value) in schema_and_value(),
+        text in text_kind(),
+        other in terminal_text(200),
+        fraction in 0.0f64..1.1,
+        line_align in any::<bool>(),
+        keep in keep(),
+    ) {
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        prop_assume!(validator.is_valid(&value), "the generator makes valid values");
+        let input = result(&value, text, &other, None);
+        let cap = ((input.wire_size() as f64 * fraction) as usize).max(Limit::min_bytes());
+        check(&schema, &input, cap, line_align, keep)?;
     }
 
     /// L15 b: without a schema, every string and array may be cut.
@@ -93,10 +116,11 @@ proptest! {
         (_schema, value) in schema_and_value(),
         text in text_kind(),
         fraction in 0.0f64..1.1,
+        keep in keep(),
     ) {
         let input = result(&value, text, "note", None);
         let cap = ((input.wire_size() as f64 * fraction) as usize).max(Limit::min_bytes());
-        let limit = Limit::new(cap).unwrap();
+        let limit = Limit::new(cap).unwrap().with_keep(keep);
         check_structured_limit(&limit, &input, None).map_err(|v| TestCaseError::fail(v.to_string()))?;
     }
 }

@@ -1,7 +1,7 @@
 //! `backstop`: put any stdio MCP server behind backstop.
 //!
 //! ```text
-//! backstop proxy [--max-bytes N] [--tools a,b,…] [--no-line-align] -- <command> [args…]
+//! backstop proxy [--max-bytes N] [--tools a,b,…] [--keep [TOOL=]POLICY]… [--no-line-align] -- <command> [args…]
 //! backstop proxy [options] --url URL [--header 'Name: value']…
 //! backstop gateway [options] [--listen 127.0.0.1:8808] --upstream URL
 //! ```
@@ -9,8 +9,8 @@
 use std::ffi::OsString;
 use std::process::ExitCode;
 
-use backstop_core::Limit;
 use backstop_core::limit::DEFAULT_MAX_BYTES;
+use backstop_core::{Keep, Limit};
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -29,6 +29,10 @@ Examples:
 
   # An npm server, only two tools capped, at 200 kB:
   backstop proxy --max-bytes 200000 --tools capture_pane,show_buffer -- npx -y some-mcp-server
+
+  # git_log lists newest first: keep its head; fetched pages keep both ends (a fifth
+  # of the room for the head); every other tool keeps its tail (logs, scrollback):
+  backstop proxy --keep git_log=head --keep fetch=head+tail:0.2 -- uvx mcp-server-git
 
   # In a client's config, replace the server's command with `backstop` and put
   # `proxy --` before its arguments:
@@ -88,6 +92,14 @@ struct ShapeArgs {
     #[arg(long, value_name = "a,b,…", value_delimiter = ',')]
     tools: Vec<String>,
 
+    /// Which end of an over-long result is kept: tail (the default: logs, scrollback,
+    /// build output), head (newest-first listings, search results, the start of a
+    /// page) or head+tail[:SHARE] (both ends, the head with SHARE of the room, 0.5 if
+    /// not given: a page's title and its pagination hint). TOOL=POLICY sets one tool's;
+    /// repeat for several.
+    #[arg(long, value_name = "[TOOL=]POLICY", value_parser = parse_keep)]
+    keep: Vec<(Option<String>, Keep)>,
+
     /// Cut at the longest grapheme boundary that fits instead of at a line start.
     #[arg(long)]
     no_line_align: bool,
@@ -100,13 +112,24 @@ struct ShapeArgs {
 impl ShapeArgs {
     /// The shaper these options ask for.
     fn shaper(&self) -> Result<Shaper, String> {
+        Ok(Shaper::new(self.limit()?))
+    }
+
+    /// The response limit these options ask for.
+    fn limit(&self) -> Result<Limit, String> {
         let mut limit = Limit::new(self.max_bytes)
             .map_err(|error| error.to_string())?
             .line_aligned(!self.no_line_align);
         if !self.tools.is_empty() {
             limit = limit.only_tools(self.tools.clone());
         }
-        Ok(Shaper::new(limit))
+        for (tool, keep) in &self.keep {
+            limit = match tool {
+                Some(tool) => limit.keep_for(tool.clone(), *keep),
+                None => limit.with_keep(*keep),
+            };
+        }
+        Ok(limit)
     }
 
     /// The remote modes' options.
@@ -178,6 +201,17 @@ fn parse_cap(text: &str) -> Result<usize, String> {
     Limit::new(cap)
         .map(|_| cap)
         .map_err(|error| error.to_string())
+}
+
+/// A keep policy (L16), for every tool (`head`) or for one (`git_log=head`).
+fn parse_keep(text: &str) -> Result<(Option<String>, Keep), String> {
+    let (tool, policy) = match text.split_once('=') {
+        Some((tool, policy)) if !tool.trim().is_empty() => (Some(tool.trim().to_owned()), policy),
+        Some(_) => return Err(format!("`{text}`: a tool name goes before `=`")),
+        None => (None, text),
+    };
+    let keep = policy.parse::<Keep>().map_err(|error| error.to_string())?;
+    Ok((tool, keep))
 }
 
 /// An upstream from a URL and a timeout in seconds.
@@ -260,5 +294,44 @@ fn proxy_main(args: ProxyArgs) -> ExitCode {
             );
             ExitCode::from(127)
         }
+    }
+}
+
+#[cfg(test)]
+mod keep_tests {
+    use super::*;
+
+    fn limit_of(args: &[&str]) -> Result<Limit, String> {
+        let argv = ["backstop", "proxy"]
+            .iter()
+            .chain(args)
+            .chain(&["--", "server"]);
+        let cli = Cli::try_parse_from(argv).map_err(|error| error.to_string())?;
+        match cli.command {
+            Commands::Proxy(proxy) => proxy.shape.limit(),
+            Commands::Gateway(_) => unreachable!(),
+        }
+    }
+
+    #[test]
+    fn keep_sets_the_default_and_each_tools_policy() {
+        let limit = limit_of(&["--keep", "head+tail:0.2", "--keep", "git_log=head"]).unwrap();
+        assert_eq!(
+            limit.keep(),
+            Keep::HeadAndTail {
+                head_per_mille: 200
+            }
+        );
+        assert_eq!(limit.keep_of("git_log"), Keep::Head);
+        assert_eq!(limit.keep_of("capture_pane"), limit.keep());
+        assert_eq!(limit_of(&[]).unwrap().keep(), Keep::Tail);
+    }
+
+    #[test]
+    fn a_bad_policy_is_refused_with_the_choices() {
+        let error = limit_of(&["--keep", "middle"]).unwrap_err();
+        assert!(error.contains("head+tail"), "{error}");
+        assert!(limit_of(&["--keep", "=head"]).is_err());
+        assert!(limit_of(&["--keep", "fetch=head+tail:1.5"]).is_err());
     }
 }

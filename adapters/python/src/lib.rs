@@ -17,8 +17,9 @@ use backstop_core::foreign_error::{ForeignError, classify as core_classify};
 use backstop_core::foreign_validation::from_pydantic_errors;
 use backstop_core::limit::{DEFAULT_MAX_BYTES, HeldInPart};
 use backstop_core::{
-    CallContext, ClientInfo, Content, Failure, Limit as CoreLimit, Limited, LogRecord, MetaKept,
-    ProtocolError, Revision, ToolResult, Truncation, error_result, render_problems, unknown_tool,
+    CallContext, ClientInfo, Content, Failure, Keep, Limit as CoreLimit, Limited, LogRecord,
+    MetaKept, ProtocolError, Revision, ToolResult, Truncation, error_result, render_problems,
+    unknown_tool,
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -400,6 +401,30 @@ fn truncation_value(truncation: &Truncation) -> PyResult<Value> {
     Ok(value)
 }
 
+/// `limit` with the keep policy `keep` asks for (L16): a string (`"head"`, for every
+/// tool), or a dict of tool names to strings (`"*"`: every other tool).
+fn with_keep(mut limit: CoreLimit, keep: &Bound<'_, PyAny>) -> PyResult<CoreLimit> {
+    let parse = |policy: &Bound<'_, PyAny>| -> PyResult<Keep> {
+        let policy: String = policy.extract()?;
+        policy
+            .parse::<Keep>()
+            .map_err(|e| PyValueError::new_err(e.to_string()))
+    };
+    if let Ok(policies) = keep.cast::<PyDict>() {
+        for (tool, policy) in policies.iter() {
+            let tool: String = tool.extract()?;
+            let policy = parse(&policy)?;
+            limit = match tool.as_str() {
+                "*" => limit.with_keep(policy),
+                _ => limit.keep_for(tool, policy),
+            };
+        }
+        Ok(limit)
+    } else {
+        Ok(limit.with_keep(parse(keep)?))
+    }
+}
+
 /// A limited result and its report as Python objects.
 fn limited_pair<'py>(
     py: Python<'py>,
@@ -505,13 +530,13 @@ fn whole_structured(result: &Bound<'_, PyDict>, mut shell: ToolResult) -> PyResu
 impl Limit {
     /// The cut of `shell` with `texts` borrowed in place of its text blocks' texts.
     fn borrowed(
-        &self,
+        limit: &CoreLimit,
         shell: &ToolResult,
         texts: &[Cow<'_, str>],
         schema: Option<&Value>,
     ) -> Option<Limited> {
         let borrowed: Vec<&str> = texts.iter().map(Cow::as_ref).collect();
-        self.inner.truncate_texts(shell, &borrowed, schema)
+        limit.truncate_texts(shell, &borrowed, schema)
     }
 
     /// The cut of `shell` decided from the tails of its long strings (texts longer than
@@ -520,13 +545,14 @@ impl Limit {
     /// tails cannot decide it.
     fn in_part(
         &self,
+        limit: &CoreLimit,
         shell: &ToolResult,
         texts: &[Cow<'_, str>],
         tails: &Tails,
         schema: Option<&Value>,
     ) -> Result<Option<Limited>, ()> {
         let (result, held) = self.held_in_part(shell, texts, tails);
-        self.inner.truncate_in_part(&result, &held, schema)
+        limit.truncate_in_part(&result, &held, schema)
     }
 
     /// `shell` with its long texts cut to their tails (`structuredContent`'s were
@@ -565,15 +591,31 @@ impl Limit {
 #[pymethods]
 impl Limit {
     #[new]
-    #[pyo3(signature = (max_bytes=DEFAULT_MAX_BYTES, tools=None, line_align=true))]
-    fn new(max_bytes: usize, tools: Option<Vec<String>>, line_align: bool) -> PyResult<Self> {
+    #[pyo3(signature = (max_bytes=DEFAULT_MAX_BYTES, tools=None, line_align=true, keep=None))]
+    fn new(
+        max_bytes: usize,
+        tools: Option<Vec<String>>,
+        line_align: bool,
+        keep: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
         let mut inner = CoreLimit::new(max_bytes)
             .map_err(|e| PyValueError::new_err(e.to_string()))?
             .line_aligned(line_align);
         if let Some(tools) = tools {
             inner = inner.only_tools(tools);
         }
+        if let Some(keep) = keep {
+            inner = with_keep(inner, keep)?;
+        }
         Ok(Self { inner })
+    }
+
+    /// keep_of(tool) -> str
+    /// --
+    ///
+    /// The keep policy for `tool`'s results (L16): `tail`, `head` or `head+tail:SHARE`.
+    fn keep_of(&self, tool: &str) -> String {
+        self.inner.keep_of(tool).to_string()
     }
 
     /// The cap in wire bytes.
@@ -622,17 +664,19 @@ impl Limit {
         let (shell, held) = result_shell(result, &mut tails)?;
         let texts: Vec<Cow<'_, str>> = held.iter().map(borrow_str).collect();
         let long_text = texts.iter().any(|t| t.len() > tails.least);
+        let limit = self.inner.for_tool(tool);
         let limited = if long_text || !tails.heads.is_empty() {
-            match self.in_part(&shell, &texts, &tails, schema.as_ref()) {
+            match self.in_part(&limit, &shell, &texts, &tails, schema.as_ref()) {
                 Ok(limited) => limited,
-                // Not decidable from the tails: the whole value, copied.
+                // Not decidable from the tails (or a head is kept, L16): the whole
+                // value, copied.
                 Err(()) => {
                     let whole = whole_structured(result, shell)?;
-                    self.borrowed(&whole, &texts, schema.as_ref())
+                    Self::borrowed(&limit, &whole, &texts, schema.as_ref())
                 }
             }
         } else {
-            self.borrowed(&shell, &texts, schema.as_ref())
+            Self::borrowed(&limit, &shell, &texts, schema.as_ref())
         };
         match limited {
             Some(limited) => limited_pair(py, limited).map(Some),
@@ -659,7 +703,11 @@ impl Limit {
         let schema = schema(output_schema)?;
         let parsed: ToolResult =
             serde_json::from_slice(result).map_err(|e| PyValueError::new_err(e.to_string()))?;
-        match self.inner.truncate_with_schema(&parsed, schema.as_ref()) {
+        match self
+            .inner
+            .for_tool(tool)
+            .truncate_with_schema(&parsed, schema.as_ref())
+        {
             Some(limited) => {
                 let bytes = serde_json::to_vec(&limited.result)
                     .map_err(|e| PyValueError::new_err(e.to_string()))?;

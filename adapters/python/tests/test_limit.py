@@ -120,6 +120,26 @@ async def test_l2_under_the_cap_unchanged() -> None:
     assert wire(limited) == wire(plain)
 
 
+async def test_l16_a_tool_keeps_its_head_under_keep() -> None:
+    backstop_mw = Backstop(max_bytes=CAP, keep={"big": "head", "*": "tail"})
+    result = await call(make_server(backstop_mw), "big", {"lines": 2000})
+    assert wire_size(result) <= CAP  # L4
+    head, header = text(result).rsplit("\n", 1)
+    assert head.startswith(LINE)  # the first lines
+    assert header.startswith("[... truncated ") and header.endswith(" bytes ...]")  # L16: last
+    dropped = int(header.removeprefix("[... truncated ").removesuffix(" bytes ...]"))
+    assert dropped == len((LINE * 2000 + "PROMPT $").encode()) - len(head.encode())  # exact N
+
+
+def test_l16_keep_policies_are_read_and_refused_by_name() -> None:
+    limit = backstop.Limit(CAP, keep={"git_log": "head", "*": "head+tail:0.2"})
+    assert limit.keep_of("git_log") == "head"
+    assert limit.keep_of("fetch") == "head+tail:0.2"
+    assert backstop.Limit(CAP, keep="head").keep_of("any") == "head"
+    with pytest.raises(ValueError, match="head\\+tail"):
+        backstop.Limit(CAP, keep="middle")
+
+
 async def test_l3_l9_tail_kept_line_aligned() -> None:
     result = await call(make_server(Backstop(max_bytes=CAP)), "big", {"lines": 2000})
     header, tail = text(result).split("\n", 1)
@@ -180,7 +200,9 @@ async def test_l15_structured_content_kept_valid_under_the_cap() -> None:
     structured = result.structured_content
     assert structured["summary"] == "build finished: 0 errors"  # a pattern forbids cutting it
     assert structured["log"].endswith("BUILD DONE")
-    assert json.loads(text(result)) == structured  # the text block is its serialization
+    # L17: a header block first, then the serialization of the cut value.
+    assert text(result).startswith("[... truncated ")
+    assert json.loads(result.content[-1].text) == structured
     assert wire_size(result) <= 2000
 
 

@@ -43,6 +43,8 @@ use crate::report::{FailureCounts, Reporter};
 /// (as clients do after `notifications/tools/list_changed`).
 ///
 /// Options, all optional: [`with_limit`](Self::with_limit) (cap and tool set),
+/// [`with_keep`](Self::with_keep) and [`keep_for`](Self::keep_for) (which end of an
+/// over-long result is kept, L16),
 /// [`strict`](Self::strict) (reject arguments the schema does not name, V6), and
 /// [`on_failure`](Self::on_failure) (a callback per converted failure, G3).
 ///
@@ -121,6 +123,36 @@ impl<S> Backstop<S> {
     /// ```
     pub fn with_limit(mut self, limit: Limit) -> Self {
         self.limit = limit;
+        self
+    }
+
+    /// Keep `keep` of over-long results of every tool without a policy of its own
+    /// (L16): [`Keep::Tail`](backstop_core::Keep::Tail) (the default) for logs and
+    /// scrollback, whose end matters; [`Keep::Head`](backstop_core::Keep::Head) for
+    /// newest-first listings, search results and pages, whose start matters;
+    /// [`Keep::HeadAndTail`](backstop_core::Keep::HeadAndTail) for both (a page's title
+    /// and its pagination hint). Set after [`with_limit`](Self::with_limit), which
+    /// replaces the whole limit.
+    ///
+    /// ```
+    /// use backstop_core::Keep;
+    /// # #[derive(Clone)] struct MyServer;
+    /// # impl rmcp::ServerHandler for MyServer {}
+    /// let server = backstop_rmcp::Backstop::new(MyServer)
+    ///     .with_keep(Keep::HeadAndTail { head_per_mille: 200 })
+    ///     .keep_for("git_log", Keep::Head);
+    /// assert_eq!(server.limit().keep_of("git_log"), Keep::Head);
+    /// assert_eq!(server.limit().keep_of("fetch"), Keep::HeadAndTail { head_per_mille: 200 });
+    /// ```
+    pub fn with_keep(mut self, keep: backstop_core::Keep) -> Self {
+        self.limit = self.limit.with_keep(keep);
+        self
+    }
+
+    /// Keep `keep` of over-long results of `tool` (L16), whatever the default; see
+    /// [`with_keep`](Self::with_keep).
+    pub fn keep_for(mut self, tool: impl Into<String>, keep: backstop_core::Keep) -> Self {
+        self.limit = self.limit.keep_for(tool, keep);
         self
     }
 

@@ -188,6 +188,26 @@ async fn l1_l4_scrollback_over_the_cap_keeps_its_tail_under_the_cap() {
 }
 
 #[tokio::test]
+async fn l16_a_tool_with_the_head_policy_keeps_its_first_lines() {
+    let server = wrapped()
+        .with_limit(Limit::new(2_000).unwrap())
+        .keep_for("scrollback", backstop_core::Keep::Head);
+    let client = connect(server).await;
+    let received = call(&client, "scrollback", json!({"lines": 10_000})).await;
+    let result = &received["result"];
+    assert!(wire_size(result) <= 2_000, "L4: {}", wire_size(result));
+    let text = text(&received);
+    assert!(
+        text.starts_with("line 1 of output\nline 2 of output\n"),
+        "{text}"
+    );
+    assert!(
+        text.ends_with(" bytes ...]"),
+        "L16: the header line ends the text"
+    );
+}
+
+#[tokio::test]
 async fn l1_the_limit_applies_only_to_the_configured_tools() {
     let limit = Limit::new(2_000).unwrap().only_tools(["other_tool"]);
     let client = connect(wrapped().with_limit(limit)).await;

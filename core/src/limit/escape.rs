@@ -90,6 +90,26 @@ pub(crate) fn enclosing_end(text: &str, pos: usize) -> Option<usize> {
     None
 }
 
+/// If `pos` lies strictly inside an escape sequence of `text`, where that sequence
+/// starts (its `ESC`): the largest allowed position at or before `pos` outside it.
+///
+/// `text` must start as for [`enclosing_end`] and run at least [`MAX_SEQUENCE`] + 1
+/// bytes past `pos`, or to the end of the whole text.
+pub(crate) fn enclosing_start(text: &str, pos: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let floor = pos.saturating_sub(LOOKBACK);
+    let mut i = pos;
+    while i > floor {
+        i -= 1;
+        match bytes[i] {
+            ESC => return (sequence_end(text, i) > pos).then_some(i),
+            b if b < 0x20 => return None,
+            _ => {}
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -98,6 +118,15 @@ mod tests {
         (0..=text.len())
             .filter(|&p| text.is_char_boundary(p) && enclosing_end(text, p).is_some())
             .collect()
+    }
+
+    #[test]
+    fn enclosing_start_is_the_esc_of_the_enclosing_sequence() {
+        let text = "a\u{1b}[38;5;196mb";
+        for pos in 0..=text.len() {
+            let expected = enclosing_end(text, pos).map(|_| 1);
+            assert_eq!(enclosing_start(text, pos), expected, "pos {pos}");
+        }
     }
 
     #[test]

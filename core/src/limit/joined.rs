@@ -103,6 +103,61 @@ impl<'a> Joined<'a> {
         (0, used)
     }
 
+    /// The largest character boundary `q` such that the cost of the text from the start
+    /// to `q` (its escaped length, under `weights`) is at most `budget`, with that cost.
+    ///
+    /// Reads the text forwards from the start and stops where the budget runs out; every
+    /// piece must be held from its start (no text held in part).
+    pub(crate) fn head_within(&self, budget: usize, weights: Weights) -> (usize, usize) {
+        let mut used = 0;
+        for &(start, piece) in &self.pieces {
+            let bytes = piece.as_bytes();
+            let mut at = 0;
+            while at < bytes.len() {
+                let to = (at + CHUNK).min(bytes.len());
+                let cost = weights.of_bytes(&bytes[at..to]);
+                if used + cost <= budget {
+                    used += cost;
+                    at = to;
+                    continue;
+                }
+                for &byte in &bytes[at..to] {
+                    let cost = weights.of_byte(byte);
+                    if used + cost > budget {
+                        break;
+                    }
+                    used += cost;
+                    at += 1;
+                }
+                // Never end inside a UTF-8 sequence: give back its first bytes.
+                while !piece.is_char_boundary(at) {
+                    at -= 1;
+                    used -= weights.of_byte(bytes[at]);
+                }
+                return (start + at, used);
+            }
+        }
+        (self.len, used)
+    }
+
+    /// The joined text from the start to `to` (a character boundary): borrowed when it
+    /// lies in the first piece, else copied.
+    pub(crate) fn head_to(&self, to: usize) -> Cow<'a, str> {
+        match self.pieces.first() {
+            Some(&(0, piece)) if to <= piece.len() => Cow::Borrowed(&piece[..to]),
+            _ => {
+                let mut out = String::with_capacity(to);
+                for &(start, piece) in &self.pieces {
+                    if start >= to {
+                        break;
+                    }
+                    out.push_str(&piece[..(to - start).min(piece.len())]);
+                }
+                Cow::Owned(out)
+            }
+        }
+    }
+
     /// The joined text from `from` (a character boundary) to the end: borrowed when it
     /// lies in one piece (one large text block, the common case), else copied.
     pub(crate) fn tail_from(&self, from: usize) -> Cow<'a, str> {
@@ -181,6 +236,20 @@ mod tests {
             }
             assert_eq!(joined.copy_from(p), real[p..]);
             assert_eq!(joined.tail_from(p), real[p..]);
+            let (q, used) = joined.head_within(budget, Weights::LITERAL);
+            assert!(real.is_char_boundary(q));
+            assert_eq!(used, escaped_len(&real[..q]));
+            assert!(used <= budget);
+            if q < real.len() {
+                let next = (q + 1..=real.len())
+                    .find(|&i| real.is_char_boundary(i))
+                    .unwrap();
+                assert!(
+                    escaped_len(&real[..next]) > budget,
+                    "budget {budget}: head not maximal"
+                );
+            }
+            assert_eq!(joined.head_to(q), real[..q]);
         }
     }
 
@@ -281,6 +350,24 @@ mod against_a_real_join {
                 if let Some(q) = (0..p).rev().find(|&q| real.is_char_boundary(q)) {
                     prop_assert!(suffix[q] > budget, "budget {}: {} is not maximal", budget, p);
                 }
+            }
+
+            // The head, read forwards: the same, mirrored.
+            let mut prefix = vec![0; real.len() + 1];
+            for i in 0..real.len() {
+                prefix[i + 1] = prefix[i] + Weights::LITERAL.of_bytes(&bytes[i..=i]);
+            }
+            for budget in positions.iter().flat_map(|&q| [prefix[q].saturating_sub(1), prefix[q], prefix[q] + 1]) {
+                let (q, used) = joined.head_within(budget, Weights::LITERAL);
+                prop_assert!(real.is_char_boundary(q), "budget {}: {} is no boundary", budget, q);
+                prop_assert_eq!(used, prefix[q], "budget {}", budget);
+                prop_assert!(used <= budget);
+                if let Some(r) = (q + 1..=real.len()).find(|&r| real.is_char_boundary(r)) {
+                    prop_assert!(prefix[r] > budget, "budget {}: head to {} is not maximal", budget, q);
+                }
+                let head = joined.head_to(q);
+                prop_assert_eq!(&head, &real[..q]);
+                prop_assert_eq!(matches!(head, Cow::Borrowed(_)), q <= texts[0].len());
             }
 
             let last_start = ranges.last().unwrap().0;

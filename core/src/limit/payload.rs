@@ -4,7 +4,7 @@
 use serde::Serialize;
 use serde_json::Value;
 
-use super::escape;
+use super::{Keep, escape};
 use crate::result::{Content, ToolResult};
 
 /// The members a cut replaces, for results with no text block, as they serialize.
@@ -42,6 +42,18 @@ pub(super) struct PayloadTail {
 const PAYLOAD_MARGIN: usize = 4096;
 
 impl PayloadTail {
+    /// [`PayloadTail::of`] for a cut that keeps the tail; a cut that keeps a head
+    /// (L16) is made from the whole JSON, held whole.
+    pub(super) fn for_keep(result: &ToolResult, cap: usize, keep: Keep) -> Self {
+        match keep {
+            Keep::Tail => Self::of(result, cap),
+            Keep::Head | Keep::HeadAndTail { .. } => Self {
+                elided: 0,
+                tail: payload_json(result),
+            },
+        }
+    }
+
     /// The JSON's end, from a character boundary.
     ///
     /// A cut under `cap` keeps at most `cap` bytes (each costs at least one on the

@@ -13,7 +13,9 @@
 //!    becomes the serialization of the cut value (both are counted: each kept byte
 //!    costs its escape twice, [`Weights::LITERAL_AND_TEXT`]); other text is cut per L3;
 //!    each cut is reported under `_meta["backstop/truncation"].structured` with its JSON
-//!    pointer. The result is measured; if it overshoots (a longer report), the room
+//!    pointer, what it dropped and what it was (L17). Where the text blocks hold only the
+//!    serialization, a block with the header line goes first, its count the bytes the
+//!    serialization lost, so that a model reading the text sees the cut (L17). The result is measured; if it overshoots (a longer report), the room
 //!    shrinks by the overshoot and the cut is made again.
 //!
 //! Where nothing that satisfies the schema fits, the result becomes an `isError`
@@ -27,8 +29,8 @@ use super::joined::Joined;
 use super::schema::{Applicable, NotUnderstood};
 use super::serialization::is_serialization_of;
 use super::{
-    Cutter, ERROR_META_KEYS, HeldInPart, Limit, Limited, MetaKept, TRUNCATION_META_KEY, Truncation,
-    find_cut, header, kept_meta,
+    Cutter, ERROR_META_KEYS, HeldInPart, Keep, Limit, Limited, MetaKept, TRUNCATION_META_KEY,
+    Truncation, find_cut, find_cut_from, find_head_cut, header, kept_meta, share_of, with_header,
 };
 use crate::result::{Content, ToolResult};
 use crate::wire::Weights;
@@ -61,6 +63,12 @@ pub struct StructuredCut {
     /// For an array: the items dropped from its start.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub dropped_items: Option<usize>,
+    /// For a string: its bytes (UTF-8) before the cut (L17).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub original_bytes: Option<usize>,
+    /// For an array: its items before the cut (L17).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub original_items: Option<usize>,
 }
 
 /// One value of `structuredContent`, planned: its cost, the least a cut can make it
@@ -75,10 +83,13 @@ enum Node<'v> {
         min_cost: usize,
         min_chars: usize,
     },
-    /// An array whose last `items` are planned (the `skipped` ones before them can never
-    /// be kept); `min_items` is how many a cut keeps at least, `None` if none may go.
+    /// An array whose first `head_len` and last `items.len() - head_len` items are
+    /// planned (the `skipped` ones between them can never be kept): the last ones for a
+    /// tail cut, the first ones for a head cut, both for head and tail (L16);
+    /// `min_items` is how many a cut keeps at least, `None` if none may go.
     Array {
         items: Vec<Node<'v>>,
+        head_len: usize,
         skipped: usize,
         min_items: Option<usize>,
         cost: usize,
@@ -98,6 +109,7 @@ enum Node<'v> {
 struct Planner {
     weights: Weights,
     line_align: bool,
+    keep: Keep,
     /// One more than the cap: "does not fit".
     over: usize,
 }
@@ -176,15 +188,35 @@ impl Planner {
             Value::String(text) => match applicable.string_min_chars() {
                 None => self.fixed(value),
                 Some(min_chars) => {
-                    // The shortest tail a cut may keep: the last `min_chars` characters.
-                    let kept = match min_chars.checked_sub(1) {
-                        None => text.len(),
-                        Some(n) => text.char_indices().rev().nth(n).map_or(0, |(at, _)| at),
+                    // The shortest a cut may keep: the last (or first) `min_chars`
+                    // characters, and under head and tail the header line between.
+                    let least = match self.keep {
+                        Keep::Tail => {
+                            let kept = match min_chars.checked_sub(1) {
+                                None => text.len(),
+                                Some(n) => text.char_indices().rev().nth(n).map_or(0, |(at, _)| at),
+                            };
+                            self.string_cost(&text[kept..])
+                        }
+                        Keep::Head | Keep::HeadAndTail { .. } => {
+                            let kept = text
+                                .char_indices()
+                                .nth(min_chars)
+                                .map_or(text.len(), |(at, _)| at);
+                            let marker = match self.keep {
+                                Keep::HeadAndTail { .. } => self
+                                    .weights
+                                    .of_bytes(with_header(self.keep, 0, "", "").as_bytes()),
+                                _ => 0,
+                            };
+                            self.add(self.string_cost(&text[..kept]), marker)
+                        }
                     };
+                    let cost = self.string_cost(text);
                     Node::Str {
                         text,
-                        cost: self.string_cost(text),
-                        min_cost: self.string_cost(&text[kept..]),
+                        cost,
+                        min_cost: least.min(cost),
                         min_chars,
                     }
                 }
@@ -216,18 +248,35 @@ impl Planner {
     fn plan_array<'v>(&self, items: &'v [Value], applicable: &Applicable<'_>) -> Node<'v> {
         let min_items = applicable.array_min_items();
         let must_keep = min_items.unwrap_or(items.len());
-        // The last items, walking back until they no longer fit and enough are planned.
+        // The first items (head cuts), walking on until they no longer fit and enough
+        // are planned; then the last items (tail cuts), walking back likewise.
         let mut planned = Vec::new();
-        let mut whole = self.punctuation(2);
-        for item in items.iter().rev() {
-            if whole >= self.over && planned.len() >= must_keep.max(1) {
-                break;
+        if self.keep != Keep::Tail {
+            let mut whole = self.punctuation(2);
+            for item in items {
+                if whole >= self.over && planned.len() >= must_keep.max(1) {
+                    break;
+                }
+                let node = self.plan(item, applicable.item(item));
+                whole = self.add(whole, self.add(node.cost(), self.punctuation(1)));
+                planned.push(node);
             }
-            let node = self.plan(item, applicable.item(item));
-            whole = self.add(whole, self.add(node.cost(), self.punctuation(1)));
-            planned.push(node);
         }
-        planned.reverse();
+        let head_len = planned.len();
+        if self.keep != Keep::Head {
+            let mut whole = self.punctuation(2);
+            let mut tail = Vec::new();
+            for item in items[head_len..].iter().rev() {
+                let enough = tail.len() >= must_keep.max(1) || self.keep != Keep::Tail;
+                if whole >= self.over && enough {
+                    break;
+                }
+                let node = self.plan(item, applicable.item(item));
+                whole = self.add(whole, self.add(node.cost(), self.punctuation(1)));
+                tail.push(node);
+            }
+            planned.extend(tail.into_iter().rev());
+        }
         let skipped = items.len() - planned.len();
         let commas = |n: usize| self.punctuation(n.saturating_sub(1));
         let cost = if skipped > 0 {
@@ -239,12 +288,17 @@ impl Planner {
             )
         };
         let kept_at_least = must_keep.min(planned.len());
-        let min_cost = planned[planned.len() - kept_at_least..].iter().fold(
+        let least = match self.keep {
+            Keep::Tail => &planned[planned.len() - kept_at_least..],
+            Keep::Head | Keep::HeadAndTail { .. } => &planned[..kept_at_least],
+        };
+        let min_cost = least.iter().fold(
             self.add(self.punctuation(2), commas(kept_at_least)),
             |c, n| self.add(c, n.min_cost()),
         );
         Node::Array {
             items: planned,
+            head_len,
             skipped,
             min_items,
             cost,
@@ -371,10 +425,11 @@ impl Fitter<'_> {
             }
             Node::Array {
                 items,
+                head_len,
                 skipped,
                 min_items,
                 ..
-            } => self.fit_array(items, *skipped, *min_items, budget),
+            } => self.fit_array(items, *head_len, *skipped, *min_items, budget),
         }
     }
 
@@ -390,31 +445,59 @@ impl Fitter<'_> {
             .held
             .map_or(0, |held| held.structured_head(&self.pointer.0));
         let joined = Joined::held_in_part([(unheld, text)]);
-        let cut = find_cut(
-            &joined,
-            self.planner.line_align,
-            weights,
-            room,
-            |_, cost| cost <= room,
-        )?;
-        let tail = cut.tail();
-        if min_chars > 0 && tail.chars().take(min_chars).count() < min_chars {
+        let line_align = self.planner.line_align;
+        let len = joined.len();
+        let keep = self.planner.keep;
+        let (kept, dropped) = match keep {
+            Keep::Tail => {
+                let cut = find_cut(&joined, line_align, weights, room, |_, cost| cost <= room)?;
+                (cut.tail().to_owned(), cut.start)
+            }
+            Keep::Head => {
+                let head = find_head_cut(&joined, line_align, weights, room, |_, c| c <= room)?;
+                (head.text().to_owned(), len - head.end)
+            }
+            Keep::HeadAndTail { head_per_mille } => {
+                // L16 inside the string: its head, the header line, its tail.
+                let marker = |n: usize| weights.of_bytes(with_header(keep, n, "", "").as_bytes());
+                let room = room.checked_sub(marker(0))?;
+                let extra = |n: usize| marker(n) - marker(0);
+                let head_room = share_of(room, head_per_mille);
+                let head = find_head_cut(&joined, line_align, weights, head_room, |q, c| {
+                    c + extra(len - q) <= head_room
+                })?;
+                let (q, head_cost) = (head.end, head.cost);
+                let tail =
+                    find_cut_from(&joined, q, line_align, weights, room - head_cost, |p, c| {
+                        head_cost + extra(p - q) + c <= room
+                    })?;
+                let dropped = tail.start - q;
+                (
+                    with_header(keep, dropped, head.text(), tail.tail()),
+                    dropped,
+                )
+            }
+        };
+        if min_chars > 0 && kept.chars().take(min_chars).count() < min_chars {
             return None;
         }
-        let cost = weights.quotes + weights.of_bytes(tail.as_bytes());
-        if cut.start > 0 {
+        let cost = weights.quotes + weights.of_bytes(kept.as_bytes());
+        if dropped > 0 {
             self.cuts.push(StructuredCut {
                 pointer: self.pointer.0.clone(),
-                dropped_bytes: Some(cut.start),
+                dropped_bytes: Some(dropped),
                 dropped_items: None,
+                original_bytes: Some(len),
+                original_items: None,
             });
         }
-        Some((Value::String(tail.to_owned()), cost))
+        Some((Value::String(kept), cost))
     }
 
     fn fit_array(
         &mut self,
         items: &[Node<'_>],
+        head_len: usize,
         skipped: usize,
         min_items: Option<usize>,
         budget: usize,
@@ -423,51 +506,78 @@ impl Fitter<'_> {
         let brackets = planner.punctuation(2);
         let room = budget.checked_sub(brackets)?;
         let comma = planner.punctuation(1);
-        // Keep as many whole items from the end as fit.
+        let total = items.len() + skipped;
+        // The index in the array of planned item `i`.
+        let index = |i: usize| if i < head_len { i } else { i + skipped };
+        // Whole items: the first ones within the head's room (L16), then the last ones
+        // within what is left.
+        let head_room = match planner.keep {
+            Keep::Tail => 0,
+            Keep::Head => room,
+            Keep::HeadAndTail { head_per_mille } => share_of(room, head_per_mille),
+        };
         let mut whole = 0usize;
-        let mut fitting = 0;
-        for item in items.iter().rev() {
-            let next = whole + item.cost() + if fitting > 0 { comma } else { 0 };
-            if next > room {
+        let mut first = 0;
+        for item in items {
+            let next = whole + item.cost() + if first > 0 { comma } else { 0 };
+            if next > head_room {
                 break;
             }
             whole = next;
-            fitting += 1;
+            first += 1;
         }
-        let must_keep = min_items.unwrap_or(items.len() + skipped);
+        let mut last = 0;
+        if planner.keep != Keep::Head {
+            for item in items[first..].iter().rev() {
+                let next = whole + item.cost() + if first + last > 0 { comma } else { 0 };
+                if next > room {
+                    break;
+                }
+                whole = next;
+                last += 1;
+            }
+        }
+        let fitting = first + last;
+        let must_keep = min_items.unwrap_or(total);
         let (kept, cost) = if fitting >= must_keep.max(1) {
-            let kept: Vec<Value> = items[items.len() - fitting..]
+            let kept: Vec<Value> = items[..first]
                 .iter()
+                .chain(&items[items.len() - last..])
                 .map(Node::whole)
                 .collect();
             (kept, whole)
         } else {
-            // Not even the least that must stay fits whole: cut inside the last items.
+            // Not even the least that must stay fits whole: cut inside the last items
+            // (the first ones, for a cut that keeps a head).
             let keep = must_keep.max(1).min(items.len());
-            if keep + skipped < must_keep {
+            let from = match planner.keep {
+                Keep::Tail => items.len() - keep,
+                Keep::Head | Keep::HeadAndTail { .. } => 0,
+            };
+            if keep < must_keep.min(total) {
                 return None;
             }
-            let tail: Vec<&Node<'_>> = items[items.len() - keep..].iter().collect();
-            let indices: Vec<String> = (skipped + items.len() - keep..skipped + items.len())
-                .map(|i| i.to_string())
-                .collect();
+            let chosen: Vec<&Node<'_>> = items[from..from + keep].iter().collect();
+            let indices: Vec<String> = (from..from + keep).map(|i| index(i).to_string()).collect();
             let keys: Vec<&str> = indices.iter().map(String::as_str).collect();
             let commas = planner.punctuation(keep.saturating_sub(1));
             match room
                 .checked_sub(commas)
-                .and_then(|r| self.fit_all(&tail, &keys, r))
+                .and_then(|r| self.fit_all(&chosen, &keys, r))
             {
                 Some((values, cost)) => (values, cost + commas),
                 None if must_keep == 0 => (Vec::new(), 0),
                 None => return None,
             }
         };
-        let dropped = skipped + items.len() - kept.len();
+        let dropped = total - kept.len();
         if dropped > 0 {
             self.cuts.push(StructuredCut {
                 pointer: self.pointer.0.clone(),
                 dropped_bytes: None,
                 dropped_items: Some(dropped),
+                original_bytes: None,
+                original_items: Some(total),
             });
         }
         Some((Value::Array(kept), brackets + cost))
@@ -557,6 +667,9 @@ impl<'a> StructuredCutter<'a> {
             .collect();
         let texts = Texts {
             serialization,
+            serialization_len: serialization
+                .and_then(|i| blocks[i].as_text())
+                .map_or(0, str::len),
             serialization_first: serialization
                 .is_some_and(|s| other.first().is_none_or(|&(o, _)| s < o)),
             other: Joined::held_in_part(
@@ -575,6 +688,7 @@ impl<'a> StructuredCutter<'a> {
         let planner = Planner {
             weights,
             line_align: self.limit.line_align,
+            keep: self.limit.keep,
             over: self.limit.max_bytes + 1,
         };
         let root = planner.plan(
@@ -614,10 +728,14 @@ impl<'a> StructuredCutter<'a> {
         let least_text = if texts.other_blocks.is_empty() {
             0
         } else {
-            header_cost(texts.other.len()).min(whole_text)
+            crate::wire::escaped_len(&with_header(self.limit.keep, texts.other.len(), "", ""))
+                .min(whole_text)
         };
+        // The report and the L17 header block, the parts whose size depends on the cut.
         let report_size = |cut: &Cut| {
-            serde_json::to_vec(&self.report(cut, texts, kept)).map_or(usize::MAX, |r| r.len())
+            let report = self.report(cut, texts, kept);
+            let header = header_block(&report, texts).map_or(0, |h| crate::wire::escaped_len(&h));
+            serde_json::to_vec(&report).map_or(usize::MAX, |r| r.len() + header)
         };
         let empty_report = report_size(&empty);
         // What the value and the other text may cost: the room, less what the report
@@ -676,32 +794,76 @@ impl<'a> StructuredCutter<'a> {
         if whole <= room {
             return Some((OtherText::Whole, whole));
         }
-        let cut = find_cut(
-            &texts.other,
-            self.limit.line_align,
-            Weights::LITERAL,
-            room,
-            |p, cost| header_cost(p) + cost <= room,
-        )?;
-        let cost = header_cost(cut.start) + crate::wire::escaped_len(cut.tail());
-        let mut text = header(cut.start) + "\n";
-        text.push_str(cut.tail());
-        Some((
-            OtherText::Cut {
-                dropped: cut.start,
-                text,
-            },
-            cost,
-        ))
+        let keep = self.limit.keep;
+        let line_align = self.limit.line_align;
+        let joined = &texts.other;
+        let len = joined.len();
+        // The cost of the header line with its line break(s), as L16 places it.
+        let marker = |n: usize| crate::wire::escaped_len(&with_header(keep, n, "", ""));
+        let (dropped, text) = match keep {
+            Keep::Tail => {
+                let cut = find_cut(joined, line_align, Weights::LITERAL, room, |p, cost| {
+                    marker(p) + cost <= room
+                })?;
+                (cut.start, with_header(keep, cut.start, "", cut.tail()))
+            }
+            Keep::Head => {
+                let head = find_head_cut(joined, line_align, Weights::LITERAL, room, |q, cost| {
+                    marker(len - q) + cost <= room
+                })?;
+                let dropped = len - head.end;
+                (dropped, with_header(keep, dropped, head.text(), ""))
+            }
+            Keep::HeadAndTail { head_per_mille } => {
+                let room = room.checked_sub(marker(0))?;
+                let extra = |n: usize| marker(n) - marker(0);
+                let head_room = share_of(room, head_per_mille);
+                let head =
+                    find_head_cut(joined, line_align, Weights::LITERAL, head_room, |q, c| {
+                        extra(len - q) + c <= head_room
+                    })?;
+                let (q, head_cost) = (head.end, head.cost);
+                let tail = find_cut_from(
+                    joined,
+                    q,
+                    line_align,
+                    Weights::LITERAL,
+                    room - head_cost,
+                    |p, c| head_cost + extra(p - q) + c <= room,
+                )?;
+                let dropped = tail.start - q;
+                (
+                    dropped,
+                    with_header(keep, dropped, head.text(), tail.tail()),
+                )
+            }
+        };
+        let cost = crate::wire::escaped_len(&text);
+        Some((OtherText::Cut { dropped, text }, cost))
     }
 
+    /// The report of a cut (L12, L17): the bytes of the text blocks before the cut and
+    /// those dropped — of the other text and of the serialization, which a cut value
+    /// shortens — and each cut value's.
     fn report(&self, cut: &Cut, texts: &Texts<'_>, kept: MetaKept) -> Truncation {
+        let other_dropped = match cut.text {
+            OtherText::Cut { dropped, .. } => dropped,
+            OtherText::Whole | OtherText::Empty => 0,
+        };
+        let (serialization_dropped, serialization_bytes) = match texts.serialization {
+            None => (0, 0),
+            Some(_) => {
+                let separator = if texts.other_blocks.is_empty() { 0 } else { 2 };
+                let kept_len = serialized_len(&cut.value);
+                (
+                    texts.serialization_len.saturating_sub(kept_len),
+                    texts.serialization_len + separator,
+                )
+            }
+        };
         Truncation {
-            dropped_bytes: match cut.text {
-                OtherText::Cut { dropped, .. } => dropped,
-                OtherText::Whole | OtherText::Empty => 0,
-            },
-            original_bytes: texts.other.len(),
+            dropped_bytes: other_dropped + serialization_dropped,
+            original_bytes: texts.other.len() + serialization_bytes,
             dropped_blocks: texts.non_text,
             meta: kept,
             structured: cut.cuts.clone(),
@@ -721,6 +883,7 @@ impl<'a> StructuredCutter<'a> {
             OtherText::Empty if texts.other_blocks.is_empty() => Vec::new(),
             OtherText::Empty => vec![Content::text("")],
         };
+        let report = self.report(cut, texts, kept);
         if texts.serialization.is_some() {
             let serialized = Content::text(cut.value.to_string());
             if texts.serialization_first {
@@ -729,7 +892,9 @@ impl<'a> StructuredCutter<'a> {
                 content.push(serialized);
             }
         }
-        let report = self.report(cut, texts, kept);
+        if let Some(header) = header_block(&report, texts) {
+            content.insert(0, Content::text(header));
+        }
         meta.insert(
             TRUNCATION_META_KEY.into(),
             serde_json::to_value(&report).unwrap_or(Value::Null),
@@ -772,7 +937,8 @@ impl<'a> StructuredCutter<'a> {
         let json_text;
         let (joined, elided) = if texts.is_empty() {
             // Only the end of the JSON that a cut can keep is held (L13).
-            let payload = super::PayloadTail::of(self.source, self.limit.max_bytes());
+            let payload =
+                super::PayloadTail::for_keep(self.source, self.limit.max_bytes(), self.limit.keep);
             json_text = payload.tail;
             let joined = Joined::new([json_text.as_str(), RESULT_TOO_LARGE_SUGGESTION]);
             (joined, payload.elided)
@@ -804,6 +970,8 @@ impl<'a> StructuredCutter<'a> {
 struct Texts<'a> {
     /// The index of the block that is the serialization of the value, if one is.
     serialization: Option<usize>,
+    /// That block's length in bytes.
+    serialization_len: usize,
     /// Whether that block comes before the other text blocks.
     serialization_first: bool,
     /// The other text blocks, joined (L3).
@@ -831,9 +999,16 @@ impl Texts<'_> {
     }
 }
 
-/// The cost of a cut text's header line and its line break.
-fn header_cost(dropped: usize) -> usize {
-    crate::wire::escaped_len(&header(dropped)) + 2
+/// L17: where the text blocks hold only the serialization of the value, a block with
+/// the header line goes before it, so that a model reading the text sees the cut.
+fn header_block(report: &Truncation, texts: &Texts<'_>) -> Option<String> {
+    (texts.serialization.is_some() && texts.other_blocks.is_empty())
+        .then(|| header(report.dropped_bytes))
+}
+
+/// The length of `value`'s compact serialization (as a cut writes it).
+fn serialized_len(value: &Value) -> usize {
+    crate::wire::value_size_upto(value, usize::MAX).unwrap_or_else(|| value.to_string().len())
 }
 
 /// What becomes of the text blocks that are not the serialization.

@@ -13,7 +13,7 @@ use unicode_segmentation::UnicodeSegmentation;
 use crate::error_result::{CallContext, error_result};
 use crate::failure::Failure;
 use crate::limit::{
-    ERROR_META_KEYS, LINE_ALIGN_MAX_BYTES, Limit, Limited, MetaKept, RESULT_TOO_LARGE,
+    ERROR_META_KEYS, Keep, LINE_ALIGN_MAX_BYTES, Limit, Limited, MetaKept, RESULT_TOO_LARGE,
     StructuredCut, TRUNCATION_META_KEY,
 };
 use crate::log::LogRecord;
@@ -182,7 +182,7 @@ pub fn allowed_cuts(text: &str) -> Vec<usize> {
 
 /// Where the kept tail of a cut result starts in the joined text, checking the shape
 /// of L3 on the way.
-fn cut_position(limited: &Limited, joined: &str) -> Result<usize, Violation> {
+fn cut_position(limited: &Limited, joined: &str, keep: Keep) -> Result<usize, Violation> {
     let Some(truncation) = &limited.truncation else {
         return Err(Violation::new("L3", "no truncation report"));
     };
@@ -199,6 +199,15 @@ fn cut_position(limited: &Limited, joined: &str) -> Result<usize, Violation> {
         })?;
         return Ok(joined.len());
     }
+    if keep != Keep::Tail {
+        return match kept_ends(limited, joined)? {
+            Some((q, p)) => Ok(p - q),
+            None => Err(Violation::new(
+                "L16",
+                format!("under {keep} the header line is not where it belongs: {text:?}"),
+            )),
+        };
+    }
     let prefix = header(n) + "\n";
     let tail = text
         .strip_prefix(&prefix)
@@ -210,6 +219,170 @@ fn cut_position(limited: &Limited, joined: &str) -> Result<usize, Violation> {
         format!("N = {n} is not the bytes dropped")
     })?;
     Ok(n)
+}
+
+/// For a cut that kept a head (L16), where the kept head ends and the kept tail starts
+/// in the joined text (`p` is its end when only the head was kept), checking the
+/// shape of L16 on the way: the head, the header line after it (and the tail after
+/// that), N the bytes between them. `None` when the text is not so laid out.
+fn kept_ends(limited: &Limited, joined: &str) -> Result<Option<(usize, usize)>, Violation> {
+    let text = limited
+        .result
+        .content
+        .first()
+        .and_then(|b| b.as_text())
+        .unwrap_or_default();
+    let n = limited.truncation.as_ref().map_or(0, |t| t.dropped_bytes);
+    let line = header(n);
+    let Some(before_header) = text.strip_suffix(line.as_str()) else {
+        // A head and tail cut: the header between the two parts.
+        let marker = format!("\n{line}\n");
+        for (at, _) in text.match_indices(&marker) {
+            let (head, tail) = (&text[..at], &text[at + marker.len()..]);
+            if joined.starts_with(head)
+                && joined.ends_with(tail)
+                && head.len() + n + tail.len() == joined.len()
+            {
+                return Ok(Some((head.len(), head.len() + n)));
+            }
+        }
+        return Ok(None);
+    };
+    let head = before_header
+        .strip_suffix('\n')
+        .ok_or_else(|| Violation::new("L16", format!("the header line ends the text: {text:?}")))?;
+    ensure(joined.starts_with(head), "L16", || {
+        "the kept text is a prefix of the joined text".into()
+    })?;
+    ensure(head.len() + n == joined.len(), "L16", || {
+        format!("N = {n} is not the bytes dropped")
+    })?;
+    Ok(Some((head.len(), joined.len())))
+}
+
+/// L8–L10 and L16 for a cut that kept a head (`head`, or `head+tail`): the kept ends
+/// are where the rules put them, worked out here from the joined text alone — the
+/// escaped length of each end from `serde_json`, the allowed positions from
+/// [`allowed_cuts`], the room from the cut result's own skeleton.
+fn check_kept_ends(limit: &Limit, limited: &Limited, joined: &str) -> Result<(), Violation> {
+    let keep = limit.keep();
+    let cap = limit.max_bytes();
+    let Some((q, p)) = kept_ends(limited, joined)? else {
+        return Err(Violation::new(
+            "L16",
+            format!("under {keep} the header line is not where it belongs"),
+        ));
+    };
+    let len = joined.len();
+    if keep == Keep::Head {
+        ensure(p == len, "L16", || {
+            "under head nothing of the tail is kept".into()
+        })?;
+    }
+    // prefix[i]: the escaped length of joined[..i], at character boundaries.
+    let mut prefix = vec![0; len + 1];
+    for (i, c) in joined.char_indices() {
+        let escaped = serde_json::to_string(&c.to_string()).map_or(0, |s| s.len() - 2);
+        prefix[i + c.len_utf8()] = prefix[i] + escaped;
+    }
+    let escaped = |from: usize, to: usize| prefix[to] - prefix[from];
+    let counted = |n: usize| 2 * (n.to_string().len() - 1);
+    // The cut result with both ends empty and N = 0.
+    let mut skeleton = limited.result.clone();
+    let empty = match keep {
+        Keep::Head => "\n".to_owned() + &header(0),
+        _ => format!("\n{}\n", header(0)),
+    };
+    skeleton.content = vec![Content::text(empty)];
+    if let Some(report) = skeleton
+        .meta
+        .as_mut()
+        .and_then(|m| m.get_mut(TRUNCATION_META_KEY))
+    {
+        report["dropped_bytes"] = Value::from(0);
+    }
+    let skeleton = wire_size(&skeleton);
+    let size = |q: usize, p: usize| skeleton + counted(p - q) + escaped(0, q) + escaped(p, len);
+    ensure(size(q, p) == wire_size(&limited.result), "L4", || {
+        "the size of the cut result is not what its parts add up to".into()
+    })?;
+    let room = cap.saturating_sub(skeleton);
+    let head_room = match keep {
+        Keep::HeadAndTail { head_per_mille } => room * usize::from(head_per_mille) / 1000,
+        _ => room,
+    };
+    let allowed = allowed_cuts(joined);
+    ensure(allowed.binary_search(&q).is_ok(), "L8", || {
+        format!("the head ends at {q} of {joined:?}")
+    })?;
+    ensure(allowed.binary_search(&p).is_ok(), "L8", || {
+        format!("the tail starts at {p} of {joined:?}")
+    })?;
+    let is_line_start = |i: usize| i > 0 && joined.as_bytes()[i - 1] == b'\n';
+    // The head: the longest that fits its room (L10), moved back to a line start near
+    // its end (L9).
+    let head_fits = |i: usize| escaped(0, i) + counted(len - i) <= head_room;
+    let grapheme_head = allowed
+        .iter()
+        .rev()
+        .copied()
+        .find(|&i| head_fits(i))
+        .unwrap_or(0);
+    let mut head_end = grapheme_head;
+    if limit.is_line_aligned() && grapheme_head > 0 && grapheme_head < len {
+        let lowest = grapheme_head - (grapheme_head / 4).min(LINE_ALIGN_MAX_BYTES);
+        if let Some(i) = (lowest.max(1)..=grapheme_head)
+            .rev()
+            .find(|&i| is_line_start(i) && head_fits(i))
+        {
+            head_end = i;
+        }
+    }
+    ensure(
+        q == head_end,
+        if head_end == grapheme_head {
+            "L10"
+        } else {
+            "L9"
+        },
+        || {
+            format!(
+                "the head ends at {q}, the rules put its end at {head_end} (unaligned {grapheme_head})"
+            )
+        },
+    )?;
+    if keep == Keep::Head {
+        return Ok(());
+    }
+    // The tail: the longest that fits what the head left (L10), moved on to a line
+    // start near its start (L9).
+    let grapheme_tail = allowed
+        .iter()
+        .copied()
+        .find(|&i| i >= q && size(q, i) <= cap)
+        .unwrap_or(len);
+    let mut tail_start = grapheme_tail;
+    if limit.is_line_aligned() && grapheme_tail > q {
+        let reach = ((len - grapheme_tail) / 4).min(LINE_ALIGN_MAX_BYTES);
+        if let Some(i) = (grapheme_tail..=(grapheme_tail + reach).min(len))
+            .find(|&i| is_line_start(i) && size(q, i) <= cap)
+        {
+            tail_start = i;
+        }
+    }
+    ensure(
+        p == tail_start,
+        if tail_start == grapheme_tail {
+            "L10"
+        } else {
+            "L9"
+        },
+        || {
+            format!(
+                "the tail starts at {p}, the rules put it at {tail_start} (unaligned {grapheme_tail})"
+            )
+        },
+    )
 }
 
 /// The same cut result with its tail starting at `p` instead.
@@ -274,7 +447,7 @@ pub fn check_limit(limit: &Limit, input: &ToolResult) -> Result<Limited, Violati
         return Err(Violation::new("L4", "a result over the cap was not cut"));
     };
     let joined = joined_text(input);
-    let p = cut_position(&limited, &joined)?;
+    let p = cut_position(&limited, &joined, limit.keep())?;
     check_members(input, &limited, &joined, p)?;
 
     let twice = limit.apply_to_result(limited.result.clone());
@@ -284,6 +457,10 @@ pub fn check_limit(limit: &Limit, input: &ToolResult) -> Result<Limited, Violati
         || "limiting a limited result changed it".into(),
     )?;
     if truncation.meta == MetaKept::Nothing {
+        return Ok(limited);
+    }
+    if limit.keep() != Keep::Tail {
+        check_kept_ends(limit, &limited, &joined).map(|()| limited.clone())?;
         return Ok(limited);
     }
 
@@ -303,7 +480,7 @@ pub fn check_limit(limit: &Limit, input: &ToolResult) -> Result<Limited, Violati
     } else {
         limited.clone()
     };
-    let g = cut_position(&unaligned, &joined)?;
+    let g = cut_position(&unaligned, &joined, Keep::Tail)?;
     if let Some(&longer) = allowed.iter().rev().find(|&&q| q < g) {
         let alternative = with_cut_at(&unaligned, &joined, longer);
         ensure(wire_size(&alternative) > cap, "L10", || {
@@ -537,7 +714,13 @@ pub fn check_structured_limit(
         return Err(Violation::new("L7", "structuredContent dropped by a cut"));
     };
     let mut changes = Vec::new();
-    cut_of(before, after, &mut String::new(), &mut changes)?;
+    cut_of(
+        before,
+        after,
+        &mut String::new(),
+        &mut changes,
+        limit.keep(),
+    )?;
     let mut reported = truncation.structured.clone();
     reported.sort_by(|a, b| a.pointer.cmp(&b.pointer));
     changes.sort_by(|a, b| a.pointer.cmp(&b.pointer));
@@ -591,7 +774,61 @@ pub fn check_structured_limit(
             "the serialization text block is the serialization of the cut value".into()
         })?;
     }
+    check_visible(input, &limited, before, after)?;
     Ok(limited)
+}
+
+/// L17 on a structured cut: where the input's text blocks hold only the serialization
+/// of its value, a block with the header line comes first; the report's numbers are
+/// those of the text blocks (other text and serialization joined), not zero when the
+/// text lost bytes.
+fn check_visible(
+    input: &ToolResult,
+    limited: &Limited,
+    before: &Value,
+    after: &Value,
+) -> Result<(), Violation> {
+    let Some(truncation) = &limited.truncation else {
+        return Ok(());
+    };
+    let texts: Vec<&str> = input.content.iter().filter_map(Content::as_text).collect();
+    let is_serialization =
+        |t: &str| serde_json::from_str::<Value>(t).is_ok_and(|parsed| &parsed == before);
+    let only_serialization = texts.len() == 1 && is_serialization(texts[0]);
+    let out: Vec<&str> = limited
+        .result
+        .content
+        .iter()
+        .filter_map(Content::as_text)
+        .collect();
+    if only_serialization {
+        let n = truncation.dropped_bytes;
+        ensure(
+            out.len() == 2 && out[0] == header(n) && *out[1] == *after.to_string(),
+            "L17",
+            || format!("the header block first, then the serialization: {out:?}"),
+        )?;
+        ensure(
+            n == texts[0].len().saturating_sub(out[1].len()),
+            "L17",
+            || format!("dropped_bytes {n} is not what the serialization lost"),
+        )?;
+        ensure(truncation.original_bytes == texts[0].len(), "L17", || {
+            "original_bytes are the serialization's".into()
+        })?;
+        ensure(
+            before == after || n > 0 || texts[0].len() <= out[1].len(),
+            "L17",
+            || "a cut value, yet 0 bytes dropped".into(),
+        )?;
+    } else if texts.iter().all(|t| !is_serialization(t)) {
+        ensure(
+            truncation.original_bytes == texts.join("\n\n").len(),
+            "L12",
+            || "original_bytes are the joined text's".into(),
+        )?;
+    }
+    Ok(())
 }
 
 /// Check that `after` is a cut of `before` (strings keep a tail, arrays their last
@@ -601,10 +838,103 @@ fn cut_of(
     after: &Value,
     pointer: &mut String,
     changes: &mut Vec<StructuredCut>,
+    keep: Keep,
 ) -> Result<(), Violation> {
     let at = pointer.clone();
-    match (before, after) {
-        (Value::String(b), Value::String(a)) => {
+    match (before, after, keep) {
+        (Value::String(b), Value::String(a), Keep::Head) => {
+            ensure(b.starts_with(a.as_str()), "L16", || {
+                format!("{at}: the cut string is not a prefix of the original")
+            })?;
+            ensure(
+                allowed_cuts(b).binary_search(&a.len()).is_ok(),
+                "L8",
+                || format!("{at}: head cut at {}", a.len()),
+            )?;
+            if a.len() < b.len() {
+                changes.push(StructuredCut {
+                    pointer: at,
+                    dropped_bytes: Some(b.len() - a.len()),
+                    dropped_items: None,
+                    original_bytes: Some(b.len()),
+                    original_items: None,
+                });
+            }
+            Ok(())
+        }
+        (Value::String(b), Value::String(a), Keep::HeadAndTail { .. }) if a != b => {
+            // The head, the header line on its own line, the tail (L16).
+            let found = (1..=20).find_map(|digits| {
+                let n = b.len().checked_sub(a.len().checked_sub(28 + digits)?)?;
+                let marker = format!("\n{}\n", header(n));
+                (marker.len() == 28 + digits).then_some(())?;
+                a.match_indices(&marker).find_map(|(q, _)| {
+                    let p = q + n;
+                    (b.get(..q) == Some(&a[..q]) && b.get(p..) == Some(&a[q + marker.len()..]))
+                        .then_some((q, p))
+                })
+            });
+            let (q, p) = found.ok_or_else(|| {
+                Violation::new(
+                    "L16",
+                    format!("{at}: not the original's head and tail around the header line"),
+                )
+            })?;
+            let allowed = allowed_cuts(b);
+            ensure(
+                allowed.binary_search(&q).is_ok() && allowed.binary_search(&p).is_ok(),
+                "L8",
+                || format!("{at}: cut between {q} and {p}"),
+            )?;
+            changes.push(StructuredCut {
+                pointer: at,
+                dropped_bytes: Some(p - q),
+                dropped_items: None,
+                original_bytes: Some(b.len()),
+                original_items: None,
+            });
+            Ok(())
+        }
+        (Value::Array(b), Value::Array(a), Keep::Head | Keep::HeadAndTail { .. }) => {
+            ensure(a.len() <= b.len(), "L15", || format!("{at}: an array grew"))?;
+            let dropped = b.len() - a.len();
+            // The first `h` items kept, and the last `a.len() - h` (none under head).
+            let heads: Vec<usize> = match keep {
+                Keep::Head => vec![a.len()],
+                _ => (0..=a.len()).rev().collect(),
+            };
+            let mut last_error = None;
+            for h in heads {
+                let mut found = Vec::new();
+                let mut pairs = (0..h).map(|i| (i, i)).collect::<Vec<_>>();
+                pairs.extend((h..a.len()).map(|i| (i, i + dropped)));
+                let tried = pairs.into_iter().try_for_each(|(i, j)| {
+                    let len = pointer.len();
+                    pointer.push_str(&format!("/{j}"));
+                    let r = cut_of(&b[j], &a[i], pointer, &mut found, keep);
+                    pointer.truncate(len);
+                    r
+                });
+                match tried {
+                    Ok(()) => {
+                        changes.extend(found);
+                        if dropped > 0 {
+                            changes.push(StructuredCut {
+                                pointer: at,
+                                dropped_bytes: None,
+                                dropped_items: Some(dropped),
+                                original_bytes: None,
+                                original_items: Some(b.len()),
+                            });
+                        }
+                        return Ok(());
+                    }
+                    Err(e) => last_error = Some(e),
+                }
+            }
+            Err(last_error.unwrap_or_else(|| Violation::new("L16", format!("{at}: not a cut"))))
+        }
+        (Value::String(b), Value::String(a), _) => {
             ensure(b.ends_with(a.as_str()), "L15", || {
                 format!("{at}: the cut string is not a suffix of the original")
             })?;
@@ -619,17 +949,19 @@ fn cut_of(
                     pointer: at,
                     dropped_bytes: Some(dropped),
                     dropped_items: None,
+                    original_bytes: Some(b.len()),
+                    original_items: None,
                 });
             }
             Ok(())
         }
-        (Value::Array(b), Value::Array(a)) => {
+        (Value::Array(b), Value::Array(a), _) => {
             ensure(a.len() <= b.len(), "L15", || format!("{at}: an array grew"))?;
             let dropped = b.len() - a.len();
             for (i, (b, a)) in b[dropped..].iter().zip(a).enumerate() {
                 let len = pointer.len();
                 pointer.push_str(&format!("/{}", dropped + i));
-                cut_of(b, a, pointer, changes)?;
+                cut_of(b, a, pointer, changes, keep)?;
                 pointer.truncate(len);
             }
             if dropped > 0 {
@@ -637,11 +969,13 @@ fn cut_of(
                     pointer: at,
                     dropped_bytes: None,
                     dropped_items: Some(dropped),
+                    original_bytes: None,
+                    original_items: Some(b.len()),
                 });
             }
             Ok(())
         }
-        (Value::Object(b), Value::Object(a)) => {
+        (Value::Object(b), Value::Object(a), _) => {
             ensure(
                 b.len() == a.len() && b.keys().all(|k| a.contains_key(k)),
                 "L15",
@@ -651,11 +985,11 @@ fn cut_of(
                 let len = pointer.len();
                 pointer.push('/');
                 pointer.push_str(&key.replace('~', "~0").replace('/', "~1"));
-                cut_of(b, &a[key], pointer, changes)?;
+                cut_of(b, &a[key], pointer, changes, keep)?;
                 pointer.truncate(len);
             }
             Ok(())
         }
-        (b, a) => ensure(b == a, "L15", || format!("{at}: {b} became {a}")),
+        (b, a, _) => ensure(b == a, "L15", || format!("{at}: {b} became {a}")),
     }
 }

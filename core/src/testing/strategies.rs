@@ -4,7 +4,7 @@ use proptest::prelude::*;
 use serde_json::{Map, Value, json};
 
 use super::FRAGMENTS;
-use crate::limit::Limit;
+use crate::limit::{Keep, Limit};
 use crate::result::{Content, ToolResult};
 
 /// Terminal output of up to `max_fragments` pieces of [`FRAGMENTS`].
@@ -113,6 +113,26 @@ pub fn result_and_cap() -> impl Strategy<Value = (ToolResult, usize)> {
             (result, cap)
         }
     })
+}
+
+/// A keep policy (SPEC L16): each of `tail`, `head` and `head+tail`, the head's share
+/// anywhere from none to all of the room.
+///
+/// ```
+/// use proptest::strategy::{Strategy, ValueTree};
+/// let mut runner = proptest::test_runner::TestRunner::default();
+/// let keep = backstop_core::testing::strategies::keep().new_tree(&mut runner).unwrap().current();
+/// assert!(keep.to_string().starts_with("head") || keep.to_string() == "tail");
+/// ```
+pub fn keep() -> impl Strategy<Value = Keep> {
+    prop_oneof![
+        Just(Keep::Tail),
+        Just(Keep::Head),
+        (0u16..=1000).prop_map(|head_per_mille| Keep::HeadAndTail { head_per_mille }),
+        Just(Keep::HeadAndTail {
+            head_per_mille: 500
+        }),
+    ]
 }
 
 /// A JSON Schema of the kinds tools advertise as `outputSchema`, with a value valid

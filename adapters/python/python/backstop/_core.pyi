@@ -11,8 +11,14 @@ class Limit:
     """A response limit: a cap in wire bytes, the tools it applies to, line alignment."""
 
     def __init__(
-        self, max_bytes: int = 1_000_000, tools: list[str] | None = None, line_align: bool = True
+        self,
+        max_bytes: int = 1_000_000,
+        tools: list[str] | None = None,
+        line_align: bool = True,
+        keep: str | dict[str, str] | None = None,
     ) -> None: ...
+    def keep_of(self, tool: str) -> str:
+        """The keep policy for ``tool``'s results (L16): tail, head or head+tail:SHARE."""
     @property
     def max_bytes(self) -> int: ...
     @property

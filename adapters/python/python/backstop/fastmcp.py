@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import mcp_types
@@ -544,12 +544,14 @@ class TailPreservingResponseLimitingMiddleware(_Driver):
         tools: Iterable[str] | None = None,
         line_align: bool = True,
         truncation_suffix: str | None = None,
+        keep: str | Mapping[str, str] | None = None,
     ) -> None:
         # truncation_suffix is accepted for fastmcp's signature; the cut is announced by
         # a header line instead (L3).
         del truncation_suffix
         names = _tool_names(tools)
-        limit = _core.Limit(max_size, names, line_align)
+        policies = dict(keep) if isinstance(keep, Mapping) else keep
+        limit = _core.Limit(max_size, names, line_align, policies)
         self._start(converts=False, limit=limit, notify=None, log=None, strict=True, transform_errors=False)
         self.max_size = max_size
         self.tools = set(names) if names is not None else None
@@ -568,6 +570,12 @@ class Backstop(_Driver):
             ``ValueError`` naming the minimum (L14).
         tools: limit only these tools' results (L1); all when ``None``.
         line_align: start the kept tail at a line start when one is near (L9).
+        keep: which end of an over-long result is kept (L16): ``"tail"`` (the default;
+            logs, scrollback, build output), ``"head"`` (newest-first listings, search
+            results, the start of a page), ``"head+tail"`` or ``"head+tail:0.2"`` (both
+            ends, the head with that share of the room; a page's title and its
+            pagination hint); or a dict of tool names to those (``"*"``: every other
+            tool), e.g. ``{"git_log": "head", "fetch": "head+tail:0.2"}``.
         strict: when ``False`` (the default), a result or exception that backstop itself
             cannot translate — an internal fault of backstop, never of the tool — is
             logged and passed on as fastmcp produced it; when ``True`` that fault is
@@ -587,6 +595,7 @@ class Backstop(_Driver):
         line_align: bool = True,
         strict: bool = False,
         on_error: ErrorCallback | None = None,
+        keep: str | Mapping[str, str] | None = None,
     ) -> None:
         notify: _Notify | None = None
         if on_error is not None:
@@ -594,7 +603,8 @@ class Backstop(_Driver):
             def notify(record: dict[str, Any], exc: BaseException, context: MiddlewareContext[Any]) -> None:
                 on_error(record, exc)
 
-        limit = _core.Limit(max_bytes, _tool_names(tools), line_align)
+        policies = dict(keep) if isinstance(keep, Mapping) else keep
+        limit = _core.Limit(max_bytes, _tool_names(tools), line_align, policies)
         self._start(converts=True, limit=limit, notify=notify, log=None, strict=strict, transform_errors=True)
         self.max_bytes = max_bytes
         self.strict = strict

@@ -1,0 +1,375 @@
+//! The entry points of the limit: what adapters call with a tool's result — whole
+//! ([`Limit::apply`], [`Limit::truncate`] and their schema forms), held in part by a
+//! streaming adapter ([`Limit::truncate_in_part`]), or with its texts held elsewhere
+//! ([`Limit::truncate_texts`]). Each decides whether the result is cut (L1, L2) and
+//! hands the cut to the text cutter or the structured cut (L15).
+
+use serde_json::Value;
+
+use super::joined::Joined;
+use super::{Cutter, HeldInPart, Keep, Limit, Limited, MetaKept, PayloadTail, structured};
+use crate::result::{Content, ToolResult};
+
+impl Limit {
+    /// Limit the result of a call of `tool`: unchanged when the limit does not apply to
+    /// the tool, when the result is not complete (input-required, task), or when it is
+    /// at or under the cap (L1, L2); else cut (L3–L12, and L15 b for
+    /// `structuredContent`). A tool that advertises an `outputSchema` is limited with
+    /// [`apply_with_schema`](Self::apply_with_schema).
+    ///
+    /// ```
+    /// use backstop_core::{Limit, ToolResult};
+    /// let limit = Limit::new(200).unwrap().only_tools(["big"]);
+    /// let output = ToolResult::text("x".repeat(1000));
+    /// assert!(limit.apply("small", output.clone()).truncation.is_none());
+    /// assert!(limit.apply("big", output).truncation.is_some());
+    /// ```
+    pub fn apply(&self, tool: &str, result: ToolResult) -> Limited {
+        self.apply_with_schema(tool, result, None)
+    }
+
+    /// [`apply`](Self::apply) for a tool whose `tools/list` entry advertises
+    /// `output_schema`: a cut keeps `structuredContent` valid against it (L15 a), or
+    /// becomes a `ResultTooLarge` error result where no cut can (L15 c).
+    ///
+    /// ```
+    /// use backstop_core::{Limit, ToolResult};
+    /// use serde_json::json;
+    /// let schema = json!({"type": "object", "required": ["id", "log"], "properties": {
+    ///     "id": {"type": "string", "pattern": "^[a-z]+$"}, "log": {"type": "string"}}});
+    /// let value = json!({"id": "build", "log": "step\n".repeat(10_000)});
+    /// let result = ToolResult {
+    ///     content: vec![backstop_core::Content::text(value.to_string())],
+    ///     structured_content: Some(value),
+    ///     ..ToolResult::default()
+    /// };
+    /// let limited = Limit::new(2_000).unwrap().apply_with_schema("build", result, Some(&schema));
+    /// let cut = limited.result.structured_content.as_ref().unwrap();
+    /// assert_eq!(cut["id"], "build"); // a pattern forbids cutting it
+    /// assert!(cut["log"].as_str().unwrap().ends_with("step\n"));
+    /// // A header block first (L17), then the serialization of the cut value.
+    /// assert!(limited.result.content[0].as_text().unwrap().starts_with("[... truncated "));
+    /// assert_eq!(limited.result.content[1].as_text().unwrap(), cut.to_string());
+    /// assert!(serde_json::to_vec(&limited.result).unwrap().len() <= 2_000);
+    /// ```
+    pub fn apply_with_schema(
+        &self,
+        tool: &str,
+        result: ToolResult,
+        output_schema: Option<&Value>,
+    ) -> Limited {
+        if !self.applies_to(tool) {
+            return Limited {
+                result,
+                truncation: None,
+            };
+        }
+        match self
+            .for_tool(tool)
+            .truncate_with_schema(&result, output_schema)
+        {
+            Some(limited) => limited,
+            None => Limited {
+                result,
+                truncation: None,
+            },
+        }
+    }
+
+    /// Limit a result whatever tool it came from; see [`apply`](Self::apply).
+    ///
+    /// ```
+    /// use backstop_core::{Limit, ToolResult};
+    /// let mut error = ToolResult::text("E".repeat(5000));
+    /// error.is_error = Some(true);
+    /// let limited = Limit::new(500).unwrap().apply_to_result(error);
+    /// assert_eq!(limited.result.is_error, Some(true)); // L5
+    /// ```
+    pub fn apply_to_result(&self, result: ToolResult) -> Limited {
+        match self.truncate(&result) {
+            Some(limited) => limited,
+            None => Limited {
+                result,
+                truncation: None,
+            },
+        }
+    }
+
+    /// The cut version of a result that needs one, or `None` when the result is to be
+    /// sent as it is (not complete, or at or under the cap). Reads and copies about as
+    /// many bytes as the cap, however large the result (L13).
+    ///
+    /// ```
+    /// use backstop_core::{Limit, ToolResult};
+    /// let huge = ToolResult::text("y".repeat(10_000_000));
+    /// let cut = Limit::default().truncate(&huge).unwrap();
+    /// assert_eq!(cut.truncation.unwrap().original_bytes, 10_000_000);
+    /// assert!(Limit::default().truncate(&ToolResult::text("ok")).is_none());
+    /// ```
+    pub fn truncate(&self, result: &ToolResult) -> Option<Limited> {
+        self.truncate_with_schema(result, None)
+    }
+
+    /// [`truncate`](Self::truncate) for a tool that advertises `output_schema` (L15).
+    ///
+    /// ```
+    /// use backstop_core::{Limit, ToolResult};
+    /// let mut result = ToolResult::default();
+    /// result.structured_content = Some(serde_json::json!({"state": "x".repeat(5000)}));
+    /// let schema = serde_json::json!({"properties": {"state": {"enum": ["x"]}}});
+    /// let limited = Limit::new(1000).unwrap().truncate_with_schema(&result, Some(&schema)).unwrap();
+    /// // No cut can satisfy the schema: an error result that says so (L15 c).
+    /// assert!(limited.result.is_error());
+    /// assert_eq!(limited.result.meta.unwrap()["error_type"], "ResultTooLarge");
+    /// ```
+    pub fn truncate_with_schema(
+        &self,
+        result: &ToolResult,
+        output_schema: Option<&Value>,
+    ) -> Option<Limited> {
+        if !result.is_complete() || result.wire_size_upto(self.max_bytes).is_some() {
+            return None;
+        }
+        if let Some(structured) = &result.structured_content {
+            return Some(
+                structured::StructuredCutter::new(self, result, structured, output_schema).cut(),
+            );
+        }
+        let text_blocks = result.content.iter().filter_map(Content::as_text);
+        let non_text = result
+            .content
+            .iter()
+            .filter(|c| c.as_text().is_none())
+            .count();
+        let json_text;
+        let (joined, elided) = if text_blocks.clone().next().is_some() {
+            (Joined::new(text_blocks), 0)
+        } else {
+            // No text block: the result's own JSON (the members the cut replaces) is the
+            // text. This one path reads the whole result once to write that JSON, and
+            // holds only the end of it that a cut can keep.
+            let payload = PayloadTail::for_keep(result, self.max_bytes, self.keep);
+            json_text = payload.tail;
+            (Joined::new([json_text.as_str()]), payload.elided)
+        };
+        let cutter = Cutter {
+            limit: self,
+            source: result,
+            joined: &joined,
+            elided,
+            non_text,
+        };
+        Some(
+            cutter
+                .cut(MetaKept::All)
+                .or_else(|| cutter.cut(MetaKept::ErrorKeys))
+                .unwrap_or_else(|| cutter.header_only()),
+        )
+    }
+}
+
+impl Limit {
+    /// [`truncate`](Self::truncate) for a result held in part (`held`): the same cut
+    /// the whole result would get, or `Err(())` where it cannot be decided from what
+    /// is held — no text block, a text block that may be the serialization of
+    /// `structuredContent`, or a string held in part with less than
+    /// [`HeldInPart::min_held_bytes`] of its tail. `output_schema` as for
+    /// [`truncate_with_schema`](Self::truncate_with_schema) (L15).
+    /// A result held in part is over the cap (what is not held is more than it).
+    ///
+    /// ```
+    /// use backstop_core::limit::HeldInPart;
+    /// use backstop_core::{Limit, ToolResult};
+    /// let limit = Limit::new(1_000).unwrap();
+    /// let whole = ToolResult::text("line\n".repeat(100_000));
+    /// let tail = "line\n".repeat(10_000);
+    /// let held = HeldInPart::default().with_text_head(0, 500_000 - tail.len());
+    /// let in_part = limit.truncate_in_part(&ToolResult::text(tail), &held, None).unwrap();
+    /// assert_eq!(in_part, limit.truncate(&whole));
+    /// ```
+    #[allow(clippy::result_unit_err)]
+    pub fn truncate_in_part(
+        &self,
+        result: &ToolResult,
+        held: &HeldInPart,
+        output_schema: Option<&Value>,
+    ) -> Result<Option<Limited>, ()> {
+        if held.is_whole() {
+            return Ok(self.truncate_with_schema(result, output_schema));
+        }
+        if self.keep != Keep::Tail {
+            // What is held is the tails of long strings; a head is not there to keep.
+            return Err(());
+        }
+        if !result.is_complete() {
+            return Ok(None);
+        }
+        if let Some(structured) = &result.structured_content {
+            return self.structured_in_part(result, structured, held, output_schema);
+        }
+        let mut heads = Vec::new();
+        let mut non_text = 0;
+        for (index, content) in result.content.iter().enumerate() {
+            match content.as_text() {
+                Some(text) => heads.push((held.text_head(index), text)),
+                None => non_text += 1,
+            }
+        }
+        if heads.is_empty() {
+            return Err(());
+        }
+        let joined = Joined::held_in_part(heads);
+        if joined.len() - joined.held_from() < HeldInPart::min_held_bytes(self.max_bytes) {
+            return Err(());
+        }
+        let cutter = Cutter {
+            limit: self,
+            source: result,
+            joined: &joined,
+            elided: 0,
+            non_text,
+        };
+        Ok(Some(
+            cutter
+                .cut(MetaKept::All)
+                .or_else(|| cutter.cut(MetaKept::ErrorKeys))
+                .unwrap_or_else(|| cutter.header_only()),
+        ))
+    }
+}
+
+impl Limit {
+    /// [`truncate_in_part`](Self::truncate_in_part) for a result with
+    /// `structuredContent` (L15): decided as the whole would be where no text block can
+    /// be the value's serialization (a text held in part that starts with `{`, or any
+    /// block that may, is read whole), and every string held in part keeps more than a
+    /// cut can.
+    fn structured_in_part(
+        &self,
+        result: &ToolResult,
+        structured: &Value,
+        held: &HeldInPart,
+        output_schema: Option<&Value>,
+    ) -> Result<Option<Limited>, ()> {
+        let opener = match structured {
+            Value::Object(_) => b'{',
+            Value::Array(_) => b'[',
+            _ => return Err(()),
+        };
+        let mut texts = 0;
+        for (index, content) in result.content.iter().enumerate() {
+            if let Some(text) = content.as_text() {
+                texts += 1;
+                if held.may_serialize(index, text, opener) {
+                    return Err(());
+                }
+                if held.text_head(index) > 0
+                    && text.len() < HeldInPart::min_held_bytes(self.max_bytes)
+                {
+                    return Err(());
+                }
+            }
+        }
+        let least = HeldInPart::min_held_bytes(self.max_bytes);
+        if texts == 0
+            || held.other_blocks
+            || held.structured_heads.iter().any(|(pointer, bytes)| {
+                *bytes > 0
+                    && structured
+                        .pointer(pointer)
+                        .and_then(Value::as_str)
+                        .is_none_or(|text| text.len() < least)
+            })
+        {
+            return Err(());
+        }
+        Ok(Some(
+            structured::StructuredCutter::new(self, result, structured, output_schema)
+                .held_in_part(held)
+                .cut(),
+        ))
+    }
+}
+
+impl Limit {
+    /// [`truncate`](Self::truncate) for a result whose text blocks' texts are held
+    /// elsewhere, borrowed: `texts[i]` is the text of the `i`-th text block of
+    /// `result`, whose own text there is ignored (a binding leaves it empty). The
+    /// decision and the cut are those of `truncate` on the result with the texts put
+    /// in; the texts are not copied, so a binding can hand over a 100 MB string it
+    /// holds at the cost of the kept tail (L13). A result with `structuredContent`, or
+    /// one without text blocks, is put together and cut by
+    /// [`truncate_with_schema`](Self::truncate_with_schema)
+    /// with `output_schema`. `None`: send the result as it is.
+    ///
+    /// ```
+    /// use backstop_core::{Content, Limit, ToolResult};
+    /// let scrollback = "line of output\n".repeat(100_000) + "PROMPT $";
+    /// let shell = ToolResult { content: vec![Content::text("")], ..ToolResult::default() };
+    /// let limit = Limit::new(1_000).unwrap();
+    /// let cut = limit.truncate_texts(&shell, &[&scrollback], None).unwrap();
+    /// let whole = limit.truncate(&ToolResult::text(scrollback.clone())).unwrap();
+    /// assert_eq!(cut, whole);
+    /// assert!(limit.truncate_texts(&shell, &["small"], None).is_none());
+    /// ```
+    pub fn truncate_texts(
+        &self,
+        result: &ToolResult,
+        texts: &[&str],
+        output_schema: Option<&Value>,
+    ) -> Option<Limited> {
+        if !texts_apart(result, texts) {
+            let whole = result.clone().with_texts(texts);
+            return self.truncate_with_schema(&whole, output_schema);
+        }
+        let blocks = texts.len();
+        if !result.is_complete() {
+            return None;
+        }
+        // The size with the given texts in place of the held ones, counted up to the cap.
+        let held: usize = result
+            .content
+            .iter()
+            .filter_map(Content::as_text)
+            .map(crate::wire::string_size)
+            .sum();
+        let size = result
+            .wire_size_upto(self.max_bytes.saturating_add(held))
+            .and_then(|with_held| {
+                let mut meter = crate::wire::Meter::new(self.max_bytes);
+                meter.add(with_held - held).ok()?;
+                texts.iter().try_for_each(|t| meter.str(t)).ok()?;
+                Some(meter.used())
+            });
+        if size.is_some() {
+            return None;
+        }
+        let joined = Joined::new(texts.iter().copied());
+        let cutter = Cutter {
+            limit: self,
+            source: result,
+            joined: &joined,
+            elided: 0,
+            non_text: result.content.len() - blocks,
+        };
+        Some(
+            cutter
+                .cut(MetaKept::All)
+                .or_else(|| cutter.cut(MetaKept::ErrorKeys))
+                .unwrap_or_else(|| cutter.header_only()),
+        )
+    }
+}
+
+/// Whether [`Limit::truncate_texts`] decides on `result` with `texts` held apart: it
+/// has no `structuredContent` (whose cut reads the text blocks whole, L15), and
+/// `texts` are the texts of its text blocks, at least one. Otherwise the texts are
+/// put in ([`ToolResult::with_texts`]) and the whole result decided on.
+pub(crate) fn texts_apart(result: &ToolResult, texts: &[&str]) -> bool {
+    let blocks = result
+        .content
+        .iter()
+        .filter(|c| c.as_text().is_some())
+        .count();
+    result.structured_content.is_none() && blocks > 0 && blocks == texts.len()
+}
