@@ -24,11 +24,11 @@ except ImportError:  # Python 3.10
     sys.exit("readme_configs.py needs Python 3.11 or newer (tomllib)")
 
 sys.path.insert(0, str(Path(__file__).parent))
-import wire  # noqa: E402
+import wire
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 SECTION = "## Use it"
-BLOCK = re.compile(r"^```(json|toml)\n(.*?)^```", re.S | re.M)
+BLOCK = re.compile(r"^```(json|toml)\n(.*?)^```", re.DOTALL | re.MULTILINE)
 
 
 def section(text: str) -> str:
@@ -57,7 +57,10 @@ def distinct() -> list[tuple[str, list[str]]]:
     by_line: dict[tuple[str, ...], list[str]] = {}
     for where, line in entries():
         by_line.setdefault(tuple(line), []).append(where)
-    return [(f"{line[0]} ({len(wheres)} entries: {', '.join(wheres)})", list(line)) for line, wheres in by_line.items()]
+    return [
+        (f"{line[0]} ({len(wheres)} entries: {', '.join(wheres)})", list(line))
+        for line, wheres in by_line.items()
+    ]
 
 
 def main(argv: list[str]) -> int:
@@ -68,7 +71,10 @@ def main(argv: list[str]) -> int:
         return 0
     if len(argv) == 2 and argv[0] == "run":
         label, line = commands[int(argv[1])]
-        failures = wire.check("everything", None, line)
+        try:
+            failures = wire.check("everything", None, line)
+        except Exception as error:  # a dead or silent server is a failed check, said as one
+            failures = [f"{label}: {type(error).__name__}: {error}"]
         for failure in failures:
             print(f"  FAIL {failure}", file=sys.stderr)
         return 1 if failures else 0

@@ -111,9 +111,7 @@ def check(profile_name: str, cap: int | None, command: list[str]) -> list[str]:
         if profile["tool"] not in names:
             failures.append(f"tools/list lacks {profile['tool']}: {names}")
 
-        unknown, _ = session.request(
-            2, "tools/call", {"name": profile["near_miss"], "arguments": {}}
-        )
+        unknown, _ = session.request(2, "tools/call", {"name": profile["near_miss"], "arguments": {}})
         error = unknown.get("error", {})
         expected = f"Unknown tool: {profile['near_miss']}"
         suggestion = f"Did you mean '{profile['tool']}'?"
@@ -161,7 +159,10 @@ def main(argv: list[str]) -> int:
     options, command = argv[:split], argv[split + 1 :]
     profile = options[0]
     cap = int(options[options.index("--cap") + 1]) if "--cap" in options else None
-    failures = check(profile, cap, command)
+    try:
+        failures = check(profile, cap, command)
+    except Exception as error:  # a dead or silent server is a failed check, said as one
+        failures = [f"{type(error).__name__}: {error}"]
     for failure in failures:
         print(f"  FAIL {failure}", file=sys.stderr)
     return 1 if failures else 0
