@@ -67,3 +67,8 @@ pub use validation::{Problem, ProblemKind, render_problems};
 #[cfg(doctest)]
 #[doc = include_str!("../../README.md")]
 pub struct ReadmeDoctests;
+
+/// The crate's own README (the one crates.io shows), its examples run the same way.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct CrateReadmeDoctests;

@@ -5,6 +5,11 @@
 //! backstop proxy [options] --url URL [--header 'Name: value']…
 //! backstop gateway [options] [--listen 127.0.0.1:8808] --upstream URL
 //! ```
+//!
+//! A hidden `generate-share DIR` writes the man pages and shell completions that the
+//! Python and npm packages ship (see `share_files`).
+
+mod share_files;
 
 use std::ffi::OsString;
 use std::process::ExitCode;
@@ -49,10 +54,16 @@ Examples:
   # Listening on every interface (put TLS and authentication in front of it):
   backstop gateway --listen 0.0.0.0:8808 --upstream http://10.0.0.5:9000/mcp";
 
+const CONFIG_POINTER: &str = "\
+In an MCP client's config (Claude Desktop, Cursor, VS Code, Codex), the server's command
+becomes `backstop proxy -- <command>`; the lines for each client, with backstop run by
+uvx, npx or as an installed binary, are in the README's \"Use it\" section:
+  https://github.com/backstop-mcp/backstop#use-it";
+
 /// backstop: MCP tool failures become readable `isError` results, and oversized tool
 /// output keeps its end under a hard byte cap.
 #[derive(Debug, Parser)]
-#[command(name = "backstop", version)]
+#[command(name = "backstop", version, after_help = CONFIG_POINTER)]
 struct Cli {
     #[command(subcommand)]
     command: Commands,
@@ -79,6 +90,13 @@ enum Commands {
     /// dropped); no CORS headers are added; header values are never logged.
     #[command(after_help = GATEWAY_EXAMPLES)]
     Gateway(GatewayArgs),
+    /// Write the man pages and shell completions into DIR (man/man1, bash-completion,
+    /// zsh, fish): the files the packages ship.
+    #[command(hide = true)]
+    GenerateShare {
+        /// The `share` directory to fill.
+        dir: std::path::PathBuf,
+    },
 }
 
 /// The shaping options every mode shares.
@@ -228,6 +246,15 @@ fn main() -> ExitCode {
     match Cli::parse().command {
         Commands::Proxy(args) => proxy_main(args),
         Commands::Gateway(args) => gateway_main(args),
+        Commands::GenerateShare { dir } => {
+            match share_files::write(<Cli as clap::CommandFactory>::command(), &dir) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) => {
+                    eprintln!("backstop: cannot write into {}: {error}", dir.display());
+                    ExitCode::from(1)
+                }
+            }
+        }
     }
 }
 
@@ -309,7 +336,7 @@ mod keep_tests {
         let cli = Cli::try_parse_from(argv).map_err(|error| error.to_string())?;
         match cli.command {
             Commands::Proxy(proxy) => proxy.shape.limit(),
-            Commands::Gateway(_) => unreachable!(),
+            _ => unreachable!("a proxy command line"),
         }
     }
 
