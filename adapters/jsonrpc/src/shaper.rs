@@ -649,7 +649,7 @@ impl Shaper {
 
     /// The decision for a long server message from what a [`crate::scan::Scan`] held
     /// of it: a `tools/call` result with text blocks held in part is decided by the
-    /// core as the whole would be ([`shape_tool_call_in_part`]); a message that was
+    /// core as the whole would be ([`shape_tool_call_in_part`](backstop_core::call::shape_tool_call_in_part)); a message that was
     /// held whole is shaped as [`route_server_message`](Self::route_server_message)
     /// would; one that cannot need a change is sent as it came; anything else is
     /// [`LongDecision::NeedsWhole`].
