@@ -261,4 +261,27 @@ pub fn assert_structured_cut(
         "{client}: the cut is reported (L12, L15): {}",
         capped["_meta"]
     );
+    // L17: the cut is visible where the model reads — the text blocks held only the
+    // serialization, so a block with the header line comes first — and the report's
+    // numbers say what was dropped, at the top and for each cut value.
+    let first = text
+        .first()
+        .and_then(|text| text.as_str())
+        .unwrap_or_default();
+    assert!(
+        first.starts_with("[... truncated ") && first.ends_with(" bytes ...]"),
+        "{client}: L17: a header block first: {text:?}"
+    );
+    let report = &capped["_meta"]["backstop/truncation"];
+    assert!(
+        report["dropped_bytes"].as_u64() > Some(0) && report["original_bytes"].as_u64() > Some(0),
+        "{client}: L17: the report's numbers: {report}"
+    );
+    for cut_value in report["structured"].as_array().into_iter().flatten() {
+        assert!(
+            cut_value["dropped_bytes"].as_u64() > Some(0)
+                || cut_value["dropped_items"].as_u64() > Some(0),
+            "{client}: L17: each cut value's numbers: {cut_value}"
+        );
+    }
 }
