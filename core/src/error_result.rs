@@ -23,7 +23,7 @@ use serde_json::{Map, Value};
 use crate::failure::{Failure, VALIDATION_ERROR};
 use crate::protocol_error::{ProtocolError, code};
 use crate::result::{Content, ToolResult};
-use crate::session::ClientInfo;
+use crate::session::{ClientInfo, Revision};
 use crate::suggest::closest;
 use crate::validation::{Problem, ProblemKind, render_problems};
 
@@ -56,6 +56,9 @@ pub struct CallContext {
     pub required: Option<Vec<String>>,
     /// The client's identity, when known (R2).
     pub client: Option<ClientInfo>,
+    /// The revision of the call's request, when known (R3): a result built for a
+    /// request of 2026-07-28 carries `resultType` (R4).
+    pub revision: Option<Revision>,
 }
 
 impl CallContext {
@@ -130,6 +133,21 @@ impl CallContext {
     /// ```
     pub fn with_client(mut self, client: impl Into<Option<ClientInfo>>) -> Self {
         self.client = client.into();
+        self
+    }
+
+    /// Set the revision of the call's request (R3, R4).
+    ///
+    /// ```
+    /// use backstop_core::{CallContext, Failure, Revision, error_result};
+    /// let call = CallContext::new("t").with_revision(Revision::V2026_07_28);
+    /// let result = error_result(&Failure::expected("no"), &call);
+    /// assert_eq!(result.result_type.as_deref(), Some("complete"));
+    /// let older = CallContext::new("t").with_revision(Revision::V2025_11_25);
+    /// assert_eq!(error_result(&Failure::expected("no"), &older).result_type, None);
+    /// ```
+    pub fn with_revision(mut self, revision: impl Into<Option<Revision>>) -> Self {
+        self.revision = revision.into();
         self
     }
 
@@ -383,7 +401,11 @@ pub fn error_result(failure: &Failure, call: &CallContext) -> ToolResult {
         structured_content: None,
         is_error: Some(true),
         meta: Some(meta),
-        result_type: None,
+        // R4: a result of 2026-07-28 says what it is; earlier revisions have no member.
+        result_type: call
+            .revision
+            .is_some_and(Revision::results_carry_result_type)
+            .then(|| "complete".to_owned()),
         extra: Map::new(),
     }
 }

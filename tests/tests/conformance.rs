@@ -123,7 +123,8 @@ fn through_core(v: &Vector) -> String {
     let call = catalog
         .context(&v.call)
         .with_arguments(v.arguments.keys().cloned())
-        .with_client(v.client.clone());
+        .with_client(v.client.clone())
+        .with_revision(v.revision);
     let outcome = match &v.outcome {
         Ok(result) => Outcome::Result(ToolResult::from_value(result.clone()).unwrap()),
         Err(error) => Outcome::Failure(Failure::from_protocol_error(error)),

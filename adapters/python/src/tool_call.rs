@@ -279,7 +279,8 @@ pub(crate) fn shape_tool_call<'py>(
     let context = catalog
         .context(tool)
         .with_arguments(crate::names(&call_map, "arguments"))
-        .with_client(session.client.clone());
+        .with_client(session.client.clone())
+        .with_revision(session.revision);
     let additions = WireAdditions::of(session.revision(), call_map.get("server_info"));
     match (failure, result) {
         (Some(failure), None) => {

@@ -104,6 +104,10 @@ def _through_python(vector: dict[str, Any]) -> str:
             sent = outcome["result"]  # as the tool returned it
     if error is not None:
         return _canonical({"error": error})
+    if vector["revision"] >= "2026-07-28":
+        # What the SDK writes after the middleware on this revision (R4): the binding
+        # measured it in the cap and leaves the writing to the SDK.
+        sent = {**sent, "resultType": sent.get("resultType", "complete")}
     return _canonical({"result": sent})
 
 

@@ -45,7 +45,8 @@ impl<S: ServerHandler> Backstop<S> {
         let call = catalog
             .context(&request.name)
             .with_arguments(request.arguments.iter().flat_map(|a| a.keys().cloned()))
-            .with_client(session.client);
+            .with_client(session.client)
+            .with_revision(session.revision);
 
         let rejected = if self.strict {
             check_arguments(&call)

@@ -576,7 +576,8 @@ impl SessionMachine {
         let context = catalog
             .context(&call.tool)
             .with_arguments(call.arguments)
-            .with_client(call.session.client);
+            .with_client(call.session.client)
+            .with_revision(call.session.revision);
         decide(catalog, &context, &self.limit)
     }
 
@@ -732,6 +733,30 @@ mod tests {
         assert_eq!(records[0].tool.as_deref(), Some("run"));
         assert!(machine.take_log_records().is_empty());
         assert_eq!(machine.error_counts().get("InternalError:tools/call"), 1);
+    }
+
+    #[test]
+    fn r4_a_converted_failure_carries_result_type_on_2026_07_28_only() {
+        let mut machine = listed(&["run"]);
+        let stateless = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"});
+        let mut request = call(1, "run");
+        request.meta = stateless.as_object().cloned();
+        machine.client_request(request, false);
+        let Answer::Result { result, .. } = respond(&mut machine, 1, err(-32603, "boom")) else {
+            panic!("E1")
+        };
+        assert_eq!(result.result_type.as_deref(), Some("complete"), "R4");
+        let wire = serde_json::to_value(&result).unwrap();
+        assert_eq!(wire["resultType"], "complete");
+
+        let mut init = ClientRequest::new(id(2), "2", "initialize");
+        init.initialize = Some(json!({"protocolVersion": "2025-11-25"}));
+        machine.client_request(init, false);
+        machine.client_request(call(3, "run"), false);
+        let Answer::Result { result, .. } = respond(&mut machine, 3, err(-32603, "boom")) else {
+            panic!("E1")
+        };
+        assert_eq!(result.result_type, None, "no such member before 2026-07-28");
     }
 
     #[test]
