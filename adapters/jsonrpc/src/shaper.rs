@@ -380,7 +380,8 @@ impl Shaper {
     /// assert!(shaper.give_up_listing().is_empty());
     /// ```
     pub fn give_up_listing(&mut self) -> Vec<Vec<u8>> {
-        self.machine.give_up_listing();
+        // The listing stays in flight (its answer is still read, and no other starts
+        // while it is); only the holding stops.
         self.waiting.stop();
         self.release_queued().to_client
     }

@@ -330,9 +330,8 @@ impl SessionMachine {
                     request.cancelled = true;
                 }
             }
-            "notifications/initialized" if self.lifecycle.initialize => {
-                self.lifecycle.initialized = true;
-            }
+            // Before an `initialize` it says nothing the next `initialize` keeps.
+            "notifications/initialized" => self.lifecycle.initialized = true,
             _ => {}
         }
     }
@@ -500,8 +499,8 @@ impl SessionMachine {
     }
 
     /// A number that changes with each page of backstop's own listing: an adapter with
-    /// a clock gives up ([`give_up_listing`](Self::give_up_listing)) when the same
-    /// number stays too long (B1).
+    /// a clock stops holding server messages for it when the same number stays too
+    /// long (B1); the listing stays in flight, and its answer is still read.
     pub fn listing_requests_sent(&self) -> u64 {
         self.listing.requests_sent()
     }
@@ -535,12 +534,6 @@ impl SessionMachine {
                 None
             }
         }
-    }
-
-    /// Stop waiting for backstop's own listing; its answer, if it still comes, is
-    /// still read. No new listing starts until the tool list changes.
-    pub fn give_up_listing(&mut self) {
-        self.listing.give_up();
     }
 
     /// End backstop's own listing: its answer can no longer come (the transport that
@@ -921,12 +914,7 @@ mod tests {
         let again = machine
             .client_request(stateless(3), true)
             .expect("the list changed");
-        machine.give_up_listing();
-        assert!(
-            machine.listing_in_flight(),
-            "given up, the answer is still read"
-        );
-        assert!(machine.answers_own_listing(&again.id));
+        assert!(machine.listing_in_flight() && machine.answers_own_listing(&again.id));
         machine.abandon_listing();
         assert!(!machine.listing_in_flight());
         assert!(
@@ -954,6 +942,59 @@ mod tests {
             "list_changed was taken in"
         );
         assert_eq!(machine.pending().len(), 1);
+    }
+
+    #[test]
+    fn which_answers_matter_and_the_limit_in_force() {
+        let mut machine = SessionMachine::new(Limit::new(300).unwrap());
+        assert_eq!(machine.limit().max_bytes(), 300);
+        machine.client_request(call(1, "t"), false);
+        assert!(machine.answer_matters(&id(1), true) && machine.answer_matters(&id(1), false));
+        assert!(machine.is_pending_tool_call(&id(1)));
+        machine.client_request(ClientRequest::new(id(2), "2", "prompts/get"), false);
+        assert!(
+            !machine.answer_matters(&id(2), false),
+            "P2: not a resource request"
+        );
+        assert!(!machine.is_pending_tool_call(&id(2)));
+        let mut read = ClientRequest::new(id(3), "3", "resources/read");
+        read.uri = Some("a".into());
+        machine.client_request(read, false);
+        assert!(machine.answer_matters(&id(3), false) && !machine.answer_matters(&id(3), true));
+        assert!(!machine.answer_matters(&id(9), true), "not pending");
+    }
+
+    #[test]
+    fn a_result_held_in_part_is_cut_from_what_is_held() {
+        let cap = 1_000;
+        let mut machine = SessionMachine::new(Limit::new(cap).unwrap());
+        machine.client_request(call(1, "scrollback"), false);
+        let tail = "y".repeat(HeldInPart::min_held_bytes(cap));
+        let held = HeldInPart::default().with_text_head(0, 40_000_000);
+        let answer = machine.server_result_in_part(&id(1), ToolResult::text(tail), &held);
+        let Some(Answer::Result { result, .. }) = answer else {
+            panic!("L3 from the held tail: {answer:?}")
+        };
+        let text = result.content[0].as_text().unwrap();
+        assert!(
+            text.starts_with("[... truncated 400") && text.ends_with('y'),
+            "{text:.60}"
+        );
+        assert!(machine.pending().is_empty(), "answered");
+        // Not a pending tools/call: nothing to decide from a part.
+        machine.client_request(ClientRequest::new(id(2), "2", "ping"), false);
+        assert_eq!(
+            machine.server_result_in_part(&id(2), ToolResult::text("x"), &held),
+            None
+        );
+        assert_eq!(machine.pending().len(), 1);
+        // A cancelled call's answer passes as it came.
+        machine.client_request(call(3, "scrollback"), false);
+        machine.client_notification("notifications/cancelled", Some(&id(3)));
+        assert_eq!(
+            machine.server_result_in_part(&id(3), ToolResult::text("x"), &held),
+            Some(Answer::Unchanged)
+        );
     }
 
     #[test]

@@ -120,11 +120,6 @@ impl OwnListing {
         self.page = None;
     }
 
-    /// Stop waiting; the answer, if it still comes, is still read.
-    pub(crate) fn give_up(&mut self) {
-        self.failed = true;
-    }
-
     pub(crate) fn fail(&mut self) {
         self.finish();
         self.failed = true;
