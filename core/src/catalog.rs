@@ -509,6 +509,46 @@ mod tests {
     }
 
     #[test]
+    fn what_a_catalog_says_of_each_tool() {
+        let mut catalog = ToolCatalog::new();
+        assert!(catalog.is_empty());
+        let input = json!({"type": "object", "properties": {"count": {}}});
+        let output = json!({"type": "object"});
+        catalog.extend_from_tools_list(&json!({"tools": [
+            {"name": "a", "inputSchema": input, "outputSchema": output},
+            {"name": "b", "outputSchema": "not a schema"}
+        ]}));
+        catalog.insert("c", &json!({"type": "object"}));
+        assert!(!catalog.is_empty());
+        assert_eq!(catalog.names().collect::<Vec<_>>(), ["a", "b", "c"]);
+        assert_eq!(catalog.input_schema("a"), Some(&input));
+        assert_eq!(catalog.input_schema("b"), Some(&Value::Null));
+        assert_eq!(catalog.input_schema("z"), None);
+        assert_eq!(catalog.output_schema("a"), Some(&output));
+        assert_eq!(
+            catalog.output_schema("b"),
+            None,
+            "only an object is a schema"
+        );
+        assert_eq!(catalog.output_schema("c"), None);
+        assert_eq!(catalog.context("a").parameters.unwrap(), ["count"]);
+        assert!(
+            !catalog.is_complete(),
+            "tools added by hand make no listing"
+        );
+        let public = json!({"tools": [], "cacheScope": "public"});
+        assert_eq!(CacheScope::from_result(&public), Some(CacheScope::Public));
+        assert_eq!(
+            CacheScope::from_result(&json!({"cacheScope": "shared"})),
+            None
+        );
+        assert_eq!(
+            ToolCatalog::from_tools_list(&public).scope(),
+            Some(CacheScope::Public)
+        );
+    }
+
+    #[test]
     fn list_changed_makes_the_catalog_incomplete() {
         let now = Instant::now();
         let mut catalog = ToolCatalog::from_tools_list(&page(&["a"], None));
