@@ -533,6 +533,10 @@ mod tests {
         assert_eq!(catalog.output_schema("c"), None);
         assert_eq!(catalog.context("a").parameters.unwrap(), ["count"]);
         assert!(
+            catalog.context("b").parameters.is_none(),
+            "no schema, no parameters"
+        );
+        assert!(
             !catalog.is_complete(),
             "tools added by hand make no listing"
         );

@@ -263,6 +263,22 @@ mod tests {
     }
 
     #[test]
+    fn ids_are_numbers_or_strings_and_never_confused() {
+        let number = RequestId::from_value(&serde_json::json!(1)).unwrap();
+        let string = RequestId::from_value(&serde_json::json!("1")).unwrap();
+        assert_eq!(number, RequestId::Number("1".into()));
+        assert_eq!(string, RequestId::String("1".into()));
+        assert_ne!(number, string);
+        for not_an_id in [
+            serde_json::json!(null),
+            serde_json::json!([1]),
+            serde_json::json!({}),
+        ] {
+            assert_eq!(RequestId::from_value(&not_an_id), None);
+        }
+    }
+
+    #[test]
     fn a_cancelled_request_s_answer_never_matters() {
         let call = RequestKind::ToolsCall {
             tool: "t".into(),
