@@ -250,15 +250,21 @@ mod tests {
     #[test]
     fn the_oldest_is_evicted_and_replacing_an_id_does_not_age_it() {
         let mut pending = PendingRequests::new(2);
+        assert!(pending.is_empty() && pending.len() == 0 && pending.evicted() == 0);
         assert!(pending.insert(id(1), request(1)).is_none());
         assert!(pending.insert(id(2), request(2)).is_none());
+        assert!(!pending.is_empty() && pending.len() == 2 && pending.evicted() == 0);
         // Same id again: replaced, no eviction, and now the newest.
         assert!(pending.insert(id(1), request(1)).is_none());
         let evicted = pending.insert(id(3), request(3)).unwrap();
         assert_eq!(evicted.id_json, "2");
         assert_eq!(pending.evicted(), 1);
+        assert_eq!(pending.insert(id(4), request(4)).unwrap().id_json, "1");
+        assert_eq!(pending.evicted(), 2);
+        assert!(pending.remove(&id(4)).is_some() && pending.get(&id(4)).is_none());
+        pending.insert(id(1), request(1));
         let order: Vec<String> = pending.drain().into_iter().map(|r| r.id_json).collect();
-        assert_eq!(order, ["1", "3"]);
+        assert_eq!(order, ["3", "1"], "oldest first");
         assert!(pending.is_empty());
     }
 
