@@ -373,9 +373,11 @@ impl ToolCatalog {
     /// Add the call's argument names and the client with the `with_*` builders.
     pub fn context(&self, tool: &str) -> CallContext {
         let call = CallContext::new(tool);
+        // A schema that is no object names no parameters: `with_input_schema` leaves
+        // them unknown.
         match self.input_schema(tool) {
-            Some(schema) if schema.is_object() => call.with_input_schema(schema),
-            _ => call,
+            Some(schema) => call.with_input_schema(schema),
+            None => call,
         }
     }
 
