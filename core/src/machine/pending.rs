@@ -250,7 +250,7 @@ mod tests {
     #[test]
     fn the_oldest_is_evicted_and_replacing_an_id_does_not_age_it() {
         let mut pending = PendingRequests::new(2);
-        assert!(pending.is_empty() && pending.len() == 0 && pending.evicted() == 0);
+        assert!(pending.is_empty() && pending.evicted() == 0);
         assert!(pending.insert(id(1), request(1)).is_none());
         assert!(pending.insert(id(2), request(2)).is_none());
         assert!(!pending.is_empty() && pending.len() == 2 && pending.evicted() == 0);
