@@ -59,21 +59,11 @@ fn fetch_through_proxy(python: &str, url: &str, keep: &[&str]) -> Value {
         "--ignore-robots-txt",
         "--allow-private-ips",
     ]);
-    let mut session = Session::start(&command);
-    session.request(
-        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "probe-client", "version": "9.9"}}})
-        .to_string(),
-        &json!(0),
-    );
-    session.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-        "name": "fetch", "arguments": {"url": url, "max_length": PAGE_LENGTH}}});
-    let lines = session.request(&call.to_string(), &json!(1));
-    let answer: Value = serde_json::from_str(lines.last().unwrap()).unwrap();
-    session.finish();
-    answer["result"].clone()
+    Session::call_once(
+        &command,
+        "fetch",
+        json!({"url": url, "max_length": PAGE_LENGTH}),
+    )
 }
 
 #[test]

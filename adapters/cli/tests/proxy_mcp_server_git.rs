@@ -63,21 +63,11 @@ fn git_log_through_proxy(python: &str, repo: &str, keep: &[&str]) -> Value {
     let mut command = vec![backstop.to_str().unwrap(), "proxy", "--max-bytes", &cap];
     command.extend_from_slice(keep);
     command.extend_from_slice(&["--", python, "-m", "mcp_server_git", "--repository", repo]);
-    let mut session = Session::start(&command);
-    session.request(
-        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "probe-client", "version": "9.9"}}})
-        .to_string(),
-        &json!(0),
-    );
-    session.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-        "name": "git_log", "arguments": {"repo_path": repo, "max_count": COMMITS}}});
-    let lines = session.request(&call.to_string(), &json!(1));
-    let answer: Value = serde_json::from_str(lines.last().unwrap()).unwrap();
-    session.finish();
-    answer["result"].clone()
+    Session::call_once(
+        &command,
+        "git_log",
+        json!({"repo_path": repo, "max_count": COMMITS}),
+    )
 }
 
 #[test]

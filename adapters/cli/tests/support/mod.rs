@@ -289,4 +289,24 @@ impl Session {
         self.stdin.take();
         wait_with_timeout(&mut self.child, Duration::from_secs(60))
     }
+
+    /// One `tools/call` of `tool` in a fresh session of `command` (a 2025-06-18
+    /// handshake first): the `result` it was answered with.
+    pub fn call_once(command: &[&str], tool: &str, arguments: Value) -> Value {
+        let mut session = Session::start(command);
+        session.request(
+            &serde_json::json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "probe-client", "version": "9.9"}}})
+            .to_string(),
+            &serde_json::json!(0),
+        );
+        session.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        let call = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": tool, "arguments": arguments}});
+        let lines = session.request(&call.to_string(), &serde_json::json!(1));
+        let answer: Value = serde_json::from_str(lines.last().unwrap()).unwrap();
+        session.finish();
+        answer["result"].clone()
+    }
 }
