@@ -222,7 +222,7 @@ pub fn shape_tool_call(
 
 impl Shaped {
     /// The E8 answer.
-    fn unknown_tool(error: ProtocolError) -> Self {
+    pub(crate) fn unknown_tool(error: ProtocolError) -> Self {
         Self {
             response: Err(error),
             unchanged: false,

@@ -23,7 +23,7 @@ use serde_json::{Map, Value};
 use crate::failure::{Failure, VALIDATION_ERROR};
 use crate::protocol_error::{ProtocolError, code};
 use crate::result::{Content, ToolResult};
-use crate::session::{ClientInfo, Revision};
+use crate::session::{ClientInfo, Revision, SERVER_INFO_META_KEY};
 use crate::suggest::closest;
 use crate::validation::{Problem, ProblemKind, render_problems};
 
@@ -59,6 +59,10 @@ pub struct CallContext {
     /// The revision of the call's request, when known (R3): a result built for a
     /// request of 2026-07-28 carries `resultType` (R4).
     pub revision: Option<Revision>,
+    /// The server identity an in-process server's SDK stamps in the `_meta` of every
+    /// result of 2026-07-28 after backstop has shaped it (see
+    /// [`add_wire_fields`](Self::add_wire_fields)).
+    pub server_stamp: Option<Value>,
 }
 
 impl CallContext {
@@ -149,6 +153,51 @@ impl CallContext {
     pub fn with_revision(mut self, revision: impl Into<Option<Revision>>) -> Self {
         self.revision = revision.into();
         self
+    }
+
+    /// Set the identity stamp the server's SDK adds to results of 2026-07-28 (an
+    /// object; anything else is ignored).
+    pub fn with_server_stamp(mut self, stamp: Option<Value>) -> Self {
+        self.server_stamp = stamp.filter(Value::is_object);
+        self
+    }
+
+    /// Add to `result` what the wire carries for it on the call's revision, so that
+    /// the limit counts it (L4) and the result is valid there (R4): from 2026-07-28 on,
+    /// `resultType: "complete"` where it has none, and the [server
+    /// stamp](Self::with_server_stamp) where its `_meta` has none. Returns whether
+    /// anything was added.
+    ///
+    /// ```
+    /// use backstop_core::{CallContext, Revision, ToolResult};
+    /// let stamp = serde_json::json!({"name": "srv", "version": "1"});
+    /// let call = CallContext::new("t").with_revision(Revision::V2026_07_28).with_server_stamp(Some(stamp));
+    /// let mut result = ToolResult::text("ok");
+    /// assert!(call.add_wire_fields(&mut result));
+    /// assert_eq!(result.result_type.as_deref(), Some("complete"));
+    /// assert_eq!(result.meta.unwrap()["io.modelcontextprotocol/serverInfo"]["name"], "srv");
+    /// assert!(!CallContext::new("t").add_wire_fields(&mut ToolResult::text("ok")));
+    /// ```
+    pub fn add_wire_fields(&self, result: &mut ToolResult) -> bool {
+        if !self
+            .revision
+            .is_some_and(Revision::results_carry_result_type)
+        {
+            return false;
+        }
+        let mut added = false;
+        if let Some(stamp) = &self.server_stamp {
+            let meta = result.meta.get_or_insert_with(Map::new);
+            if meta.get(SERVER_INFO_META_KEY).is_none_or(Value::is_null) {
+                meta.insert(SERVER_INFO_META_KEY.to_owned(), stamp.clone());
+                added = true;
+            }
+        }
+        if result.result_type.is_none() {
+            result.result_type = Some("complete".to_owned());
+            added = true;
+        }
+        added
     }
 
     /// Take the parameter and required names from the tool's `inputSchema`.
@@ -396,18 +445,17 @@ pub fn error_result(failure: &Failure, call: &CallContext) -> ToolResult {
         text.push_str(&suggestion);
         meta.insert("suggestion".into(), Value::String(suggestion));
     }
-    ToolResult {
+    let mut result = ToolResult {
         content: vec![Content::text(text)],
         structured_content: None,
         is_error: Some(true),
         meta: Some(meta),
-        // R4: a result of 2026-07-28 says what it is; earlier revisions have no member.
-        result_type: call
-            .revision
-            .is_some_and(Revision::results_carry_result_type)
-            .then(|| "complete".to_owned()),
+        result_type: None,
         extra: Map::new(),
-    }
+    };
+    // R4: a result of 2026-07-28 says what it is; earlier revisions have no member.
+    call.add_wire_fields(&mut result);
+    result
 }
 
 /// The protocol error for a `tools/call` of a tool that does not exist (E8): `-32602`,

@@ -32,6 +32,9 @@ pub enum Revision {
 pub const CLIENT_INFO_META_KEY: &str = "io.modelcontextprotocol/clientInfo";
 /// The `_meta` key of a request that carries the protocol revision (2026-07-28).
 pub const PROTOCOL_VERSION_META_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+/// The `_meta` key under which a server of 2026-07-28 stamps its identity on its
+/// results.
+pub const SERVER_INFO_META_KEY: &str = "io.modelcontextprotocol/serverInfo";
 
 impl Revision {
     /// Every revision this library understands, oldest first.

@@ -745,7 +745,9 @@ impl Shaper {
                 .params
                 .and_then(|raw| serde_json::from_str(raw.get()).ok());
         }
-        let own = self.machine.client_request(request, may_send);
+        let own = self
+            .machine
+            .client_request(request, may_send, Instant::now());
         if own.is_some() {
             self.waiting.start();
         }

@@ -20,14 +20,14 @@
 //! let mut machine = SessionMachine::default();
 //! let now = Instant::now();
 //! let list = RequestId::Number("1".into());
-//! machine.client_request(ClientRequest::new(list.clone(), "1", "tools/list"), false);
+//! machine.client_request(ClientRequest::new(list.clone(), "1", "tools/list"), false, Instant::now());
 //! let tools = json!({"tools": [{"name": "capture_pane"}]});
 //! assert_eq!(machine.server_response(&list, Response::Result(tools), now), Answer::Unchanged);
 //!
 //! let call = RequestId::Number("2".into());
-//! machine.client_request(ClientRequest::new(call.clone(), "2", "tools/call").tool("capture_pane"), false);
+//! machine.client_request(ClientRequest::new(call.clone(), "2", "tools/call").tool("capture_pane"), false, Instant::now());
 //! let failed = backstop_core::ProtocolError::new(-32603, "Internal error: Pane not found: %99");
-//! let Answer::Result { id_json, result } = machine.server_response(&call, Response::Error(failed), now) else {
+//! let Answer::Result { id_json, result, .. } = machine.server_response(&call, Response::Error(failed), now) else {
 //!     panic!("a failure of a known tool becomes a result (E1)")
 //! };
 //! assert_eq!((id_json.as_str(), result.is_error()), ("2", true));
@@ -46,11 +46,14 @@ use serde_json::{Map, Value};
 pub use own_listing::{OWN_LISTING_ID_PREFIX, OwnRequest};
 pub use pending::{DEFAULT_MAX_PENDING, PendingRequest, PendingRequests, RequestId, RequestKind};
 
-use crate::call::{Outcome, Shaped, shape_tool_call, shape_tool_call_in_part};
-use crate::catalog::{ListingStep, ToolCatalog};
+use crate::call::{
+    Outcome, Shaped, check_arguments, shape_tool_call, shape_tool_call_in_part,
+    shape_tool_call_texts,
+};
+use crate::catalog::{ListingStep, ToolCatalog, ToolLookup};
 use crate::error_result::CallContext;
 use crate::failure::Failure;
-use crate::limit::{HeldInPart, Limit};
+use crate::limit::{HeldInPart, Limit, Truncation};
 use crate::log::{ErrorCounts, LogRecord};
 use crate::protocol_error::ProtocolError;
 use crate::request_error::shape_request_error;
@@ -98,6 +101,10 @@ pub struct ClientRequest {
     pub meta: Option<Map<String, Value>>,
     /// An `initialize` request's whole params (`protocolVersion`, `clientInfo`).
     pub initialize: Option<Value>,
+    /// The `initialize` params of the session this request came in, for an adapter
+    /// whose one machine serves many sessions (in process): the request's revision and
+    /// client come from it rather than from the machine's own handshake (R2, R3).
+    pub handshake: Option<Value>,
 }
 
 impl ClientRequest {
@@ -113,6 +120,7 @@ impl ClientRequest {
             uri: None,
             meta: None,
             initialize: None,
+            handshake: None,
         }
     }
 
@@ -127,6 +135,19 @@ impl ClientRequest {
         self.arguments = names.into_iter().map(Into::into).collect();
         self
     }
+
+    /// With `params._meta`.
+    pub fn meta(mut self, meta: Option<Map<String, Value>>) -> Self {
+        self.meta = meta;
+        self
+    }
+
+    /// With the `initialize` params of the session it came in (see
+    /// [`handshake`](Self::handshake)).
+    pub fn in_session(mut self, handshake: Option<Value>) -> Self {
+        self.handshake = handshake;
+        self
+    }
 }
 
 /// A server's answer to a request, as the adapter read it.
@@ -136,6 +157,8 @@ pub enum Response {
     Result(Value),
     /// `error`.
     Error(ProtocolError),
+    /// In process: the tool raised, and this is what the adapter read of the exception.
+    Failure(Failure),
     /// Not read: [`SessionMachine::answer_matters`] said nothing depends on it, or it
     /// could not be read (it passes as it came).
     Unread,
@@ -152,6 +175,8 @@ pub enum Answer {
         id_json: String,
         /// The result.
         result: ToolResult,
+        /// The report of the cut, when the limit cut it (L4).
+        truncation: Option<Truncation>,
     },
     /// This error instead, under the request's id.
     Error {
@@ -187,6 +212,9 @@ pub struct SessionMachine {
     listing: OwnListing,
     log: VecDeque<LogRecord>,
     counts: ErrorCounts,
+    in_process: bool,
+    strict: bool,
+    server_stamp: Option<Value>,
 }
 
 impl Default for SessionMachine {
@@ -213,7 +241,48 @@ impl SessionMachine {
             listing: OwnListing::default(),
             log: VecDeque::new(),
             counts: ErrorCounts::new(),
+            in_process: false,
+            strict: false,
+            server_stamp: None,
         }
+    }
+
+    /// This machine for an adapter that runs the server's handlers itself (rmcp,
+    /// Python): its own listing needs no handshake and is tried again on the next call
+    /// after a failure (a listing in process costs little); the results it hands in are
+    /// counted with what the wire adds to them after it (`resultType`, the [server
+    /// stamp](Self::set_server_stamp): L4, R4); and [`before_running`](Self::before_running)
+    /// answers what need not run.
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use backstop_core::machine::{ClientRequest, RequestId, SessionMachine};
+    /// let mut machine = SessionMachine::default().in_process();
+    /// let call = ClientRequest::new(RequestId::Number("1".into()), "1", "tools/call").tool("echo");
+    /// let own = machine.client_request(call, true, Instant::now()).expect("list first (E8, R5)");
+    /// assert_eq!((own.method, own.cursor()), ("tools/list", None));
+    /// ```
+    pub fn in_process(mut self) -> Self {
+        self.in_process = true;
+        self
+    }
+
+    /// Strict mode (V6, off by default): [`before_running`](Self::before_running)
+    /// rejects a call that gives an argument the tool's input schema does not name.
+    pub fn with_strict(mut self, strict: bool) -> Self {
+        self.strict = strict;
+        self
+    }
+
+    /// Whether strict mode (V6) is on.
+    pub fn is_strict(&self) -> bool {
+        self.strict
+    }
+
+    /// The identity an in-process server's SDK stamps on results of 2026-07-28 (see
+    /// [`CallContext::with_server_stamp`]); `None` for none.
+    pub fn set_server_stamp(&mut self, stamp: Option<Value>) {
+        self.server_stamp = stamp.filter(Value::is_object);
     }
 
     /// This machine with at most `max` pending requests remembered (B2).
@@ -253,20 +322,27 @@ impl SessionMachine {
     }
 
     /// A request of the client. It is remembered until answered. When `may_send` (the
-    /// adapter can send requests of its own) and it is a `tools/call` that comes before
-    /// a complete catalog, in a session the server takes requests in, the machine
-    /// starts its own listing: send the returned request to the server first (E8, R5).
+    /// adapter can send requests of its own) and it is a `tools/call` of a tool the
+    /// catalog cannot judge at `now` (incomplete, or stale by its `ttlMs`: R5), in a
+    /// session the server takes requests in, the machine starts its own listing: send
+    /// the returned request to the server first (E8).
     ///
     /// ```
+    /// use std::time::Instant;
     /// use backstop_core::machine::{ClientRequest, RequestId, SessionMachine};
     /// let mut machine = SessionMachine::default();
     /// let meta = serde_json::json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"});
     /// let mut call = ClientRequest::new(RequestId::Number("1".into()), "1", "tools/call").tool("echo");
     /// call.meta = meta.as_object().cloned();
-    /// let own = machine.client_request(call, true).unwrap();
+    /// let own = machine.client_request(call, true, Instant::now()).unwrap();
     /// assert_eq!(own.to_json(), r#"{"jsonrpc":"2.0","id":"backstop/tools/list#1","method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#);
     /// ```
-    pub fn client_request(&mut self, request: ClientRequest, may_send: bool) -> Option<OwnRequest> {
+    pub fn client_request(
+        &mut self,
+        request: ClientRequest,
+        may_send: bool,
+        now: Instant,
+    ) -> Option<OwnRequest> {
         if request.method == "initialize" {
             self.lifecycle = Lifecycle {
                 initialize: true,
@@ -291,19 +367,29 @@ impl SessionMachine {
             },
             _ => RequestKind::Other,
         };
-        let call = matches!(kind, RequestKind::ToolsCall { .. });
-        let session = self
-            .handshake
-            .clone()
-            .or_request_meta(request.meta.as_ref());
+        let lists_first = match &kind {
+            RequestKind::ToolsCall { tool, .. } => {
+                self.catalog.lookup(tool, now) == ToolLookup::ListFirst
+            }
+            _ => false,
+        };
+        let session = match &request.handshake {
+            Some(handshake) => Session::from_initialize(handshake),
+            None => self.handshake.clone(),
+        }
+        .or_request_meta(request.meta.as_ref());
         self.pending.insert(
             request.id,
             PendingRequest::new(request.id_json, kind, session),
         );
-        if !(call && may_send) {
+        if !(lists_first && may_send) {
             return None;
         }
+        if self.in_process {
+            self.listing.tools_changed(); // a failed listing is tried again
+        }
         let listable = match self.lifecycle {
+            _ if self.in_process => Some(stateless_meta(request.meta.as_ref())),
             Lifecycle {
                 initialize: false, ..
             } => stateless_meta(request.meta.as_ref()).map(Some),
@@ -315,8 +401,7 @@ impl SessionMachine {
             _ => None,
         };
         let meta = listable?;
-        let start =
-            !self.catalog.is_complete() && !self.listing.in_flight() && !self.listing.failed();
+        let start = !self.listing.in_flight() && !self.listing.failed();
         start.then(|| self.listing.start(meta))
     }
 
@@ -383,6 +468,7 @@ impl SessionMachine {
                     Response::Error(error) => {
                         Outcome::Failure(Failure::from_protocol_error(&error))
                     }
+                    Response::Failure(failure) => Outcome::Failure(failure),
                     Response::Unread => return Answer::Unchanged,
                 };
                 let call = PendingCall {
@@ -390,7 +476,15 @@ impl SessionMachine {
                     arguments,
                     session: request.session,
                 };
+                let in_process = self.in_process;
                 let shaped = self.with_call_context(call, |catalog, context, limit| {
+                    let outcome = match outcome {
+                        Outcome::Result(mut result) if in_process => {
+                            context.add_wire_fields(&mut result);
+                            Outcome::Result(result)
+                        }
+                        outcome => outcome,
+                    };
                     shape_tool_call(catalog, context, outcome, limit)
                 });
                 self.answer(request.id_json, shaped)
@@ -434,8 +528,112 @@ impl SessionMachine {
             arguments: arguments.clone(),
             session: request.session.clone(),
         };
+        let in_process = self.in_process;
         let shaped = self.with_call_context(call, |catalog, context, limit| {
+            let mut result = result;
+            if in_process {
+                context.add_wire_fields(&mut result);
+            }
             shape_tool_call_in_part(catalog, context, result, held, limit)
+        })?;
+        let request = self.pending.remove(id)?;
+        Some(self.answer(request.id_json, shaped))
+    }
+
+    /// [`server_response`](Self::server_response) for a `tools/call` result an
+    /// in-process adapter holds with its plain texts apart (`shell`: the result with
+    /// those texts empty; `texts`: them, borrowed where the adapter holds them, so that
+    /// a text far over the cap is never copied whole: B2, L13).
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use backstop_core::machine::{Answer, ClientRequest, RequestId, SessionMachine};
+    /// use backstop_core::{Limit, ToolResult};
+    /// let mut machine = SessionMachine::new(Limit::new(1_000).unwrap()).in_process();
+    /// let id = RequestId::Number("1".into());
+    /// machine.client_request(ClientRequest::new(id.clone(), "1", "tools/call").tool("logs"), false, Instant::now());
+    /// let scrollback = "line\n".repeat(100_000);
+    /// let Answer::Result { result, truncation, .. } =
+    ///     machine.server_result_texts(&id, ToolResult::text(""), &[&scrollback])
+    /// else { panic!("cut (L1)") };
+    /// assert!(result.content[0].as_text().unwrap().ends_with("line\n"));
+    /// assert_eq!(truncation.unwrap().original_bytes, scrollback.len());
+    /// ```
+    pub fn server_result_texts(
+        &mut self,
+        id: &RequestId,
+        shell: ToolResult,
+        texts: &[&str],
+    ) -> Answer {
+        let Some(request) = self.pending.remove(id) else {
+            return Answer::Unchanged;
+        };
+        let RequestKind::ToolsCall { tool, arguments } = request.kind else {
+            return Answer::Unchanged;
+        };
+        if request.cancelled {
+            return Answer::Unchanged; // E9
+        }
+        let call = PendingCall {
+            tool,
+            arguments,
+            session: request.session,
+        };
+        let in_process = self.in_process;
+        let shaped = self.with_call_context(call, |catalog, context, limit| {
+            let mut shell = shell;
+            if in_process {
+                context.add_wire_fields(&mut shell);
+            }
+            shape_tool_call_texts(catalog, context, shell, texts, limit)
+        });
+        self.answer(request.id_json, shaped)
+    }
+
+    /// In process, before the adapter runs the pending `tools/call` `id`: the answer
+    /// that makes running it needless, or `None` to run it. E8 when the catalog is
+    /// complete and fresh and lacks the tool (R5: else list first, see
+    /// [`client_request`](Self::client_request)); V6 in [strict](Self::with_strict)
+    /// mode. An answered call is no longer pending.
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use backstop_core::machine::{Answer, ClientRequest, RequestId, SessionMachine};
+    /// let mut machine = SessionMachine::default().in_process();
+    /// let now = Instant::now();
+    /// let id = RequestId::Number("1".into());
+    /// let own = machine.client_request(ClientRequest::new(id.clone(), "1", "tools/call").tool("ehco"), true, now);
+    /// assert!(own.is_some());
+    /// let page = serde_json::json!({"tools": [{"name": "echo"}]});
+    /// assert_eq!(machine.own_listing_answer(Some(&page), now), None, "one page: complete");
+    /// let Some(Answer::Error { error, .. }) = machine.before_running(&id, now) else { panic!("E8") };
+    /// assert_eq!((error.code, error.message.as_str()), (-32602, "Unknown tool: ehco"));
+    /// ```
+    pub fn before_running(&mut self, id: &RequestId, now: Instant) -> Option<Answer> {
+        let request = self.pending.get(id)?;
+        let RequestKind::ToolsCall { tool, arguments } = &request.kind else {
+            return None;
+        };
+        let unknown = self.catalog.lookup(tool, now) == ToolLookup::Unknown;
+        if !unknown && !self.strict {
+            return None;
+        }
+        let call = PendingCall {
+            tool: tool.clone(),
+            arguments: arguments.clone(),
+            session: request.session.clone(),
+        };
+        let shaped = self.with_call_context(call, |catalog, context, limit| {
+            if let Err(error) = catalog.check(&context.tool) {
+                return Some(Shaped::unknown_tool(error));
+            }
+            let failure = check_arguments(context)?;
+            Some(shape_tool_call(
+                catalog,
+                context,
+                Outcome::Failure(failure),
+                limit,
+            ))
         })?;
         let request = self.pending.remove(id)?;
         Some(self.answer(request.id_json, shaped))
@@ -447,13 +645,14 @@ impl SessionMachine {
     /// pending; a `list_changed` notification is taken in.
     ///
     /// ```
+    /// use std::time::Instant;
     /// use backstop_core::machine::{ClientRequest, RequestId, SessionMachine};
     /// let mut machine = SessionMachine::default();
     /// let (read, call) = (RequestId::Number("1".into()), RequestId::Number("2".into()));
     /// let mut request = ClientRequest::new(read.clone(), "1", "resources/read");
     /// request.uri = Some("a".into());
-    /// machine.client_request(request, false);
-    /// machine.client_request(ClientRequest::new(call.clone(), "2", "tools/call").tool("t"), false);
+    /// machine.client_request(request, false, Instant::now());
+    /// machine.client_request(ClientRequest::new(call.clone(), "2", "tools/call").tool("t"), false, Instant::now());
     /// assert!(machine.passes_early(None, Some("notifications/message"), false));
     /// assert!(!machine.passes_early(Some(&call), None, true), "a tools/call result may be cut");
     /// assert!(!machine.passes_early(Some(&read), None, false), "a resources/read error may be mapped (R3)");
@@ -570,7 +769,8 @@ impl SessionMachine {
             .context(&call.tool)
             .with_arguments(call.arguments)
             .with_client(call.session.client)
-            .with_revision(call.session.revision);
+            .with_revision(call.session.revision)
+            .with_server_stamp(self.server_stamp.clone());
         decide(catalog, &context, &self.limit)
     }
 
@@ -580,7 +780,11 @@ impl SessionMachine {
         }
         match (shaped.unchanged, shaped.response) {
             (true, _) => Answer::Unchanged,
-            (false, Ok(result)) => Answer::Result { id_json, result },
+            (false, Ok(result)) => Answer::Result {
+                id_json,
+                result,
+                truncation: shaped.truncation,
+            },
             (false, Err(error)) => Answer::Error { id_json, error },
         }
     }
@@ -631,7 +835,11 @@ mod tests {
 
     fn listed(tools: &[&str]) -> SessionMachine {
         let mut machine = SessionMachine::default();
-        machine.client_request(ClientRequest::new(id(0), "0", "tools/list"), false);
+        machine.client_request(
+            ClientRequest::new(id(0), "0", "tools/list"),
+            false,
+            Instant::now(),
+        );
         let tools: Vec<Value> = tools.iter().map(|t| json!({"name": t})).collect();
         let answer = machine.server_response(
             &id(0),
@@ -653,7 +861,7 @@ mod tests {
     #[test]
     fn e8_from_a_complete_listing_only() {
         let mut machine = listed(&["list_panes"]);
-        machine.client_request(call(1, "list_pane"), false);
+        machine.client_request(call(1, "list_pane"), false, Instant::now());
         let answer = respond(&mut machine, 1, err(-32602, "Unknown tool: list_pane"));
         let Answer::Error { id_json, error } = answer else {
             panic!("E8: {answer:?}")
@@ -666,13 +874,13 @@ mod tests {
 
         // The tool list changed: the server's own word passes as it came.
         machine.server_notification(TOOLS_LIST_CHANGED);
-        machine.client_request(call(2, "list_pane"), false);
+        machine.client_request(call(2, "list_pane"), false, Instant::now());
         assert_eq!(
             respond(&mut machine, 2, err(-32602, "Unknown tool: list_pane")),
             Answer::Unchanged
         );
         // A success is the server's word that the tool exists after all.
-        machine.client_request(call(3, "brand_new"), false);
+        machine.client_request(call(3, "brand_new"), false, Instant::now());
         let ok = json!({"content": [{"type": "text", "text": "ok"}]});
         assert_eq!(
             respond(&mut machine, 3, Response::Result(ok)),
@@ -692,14 +900,14 @@ mod tests {
             (6, -32022),
             (7, -32800),
         ] {
-            machine.client_request(call(n, "run"), false);
+            machine.client_request(call(n, "run"), false, Instant::now());
             assert_eq!(
                 respond(&mut machine, n, err(code, "about the request")),
                 Answer::Unchanged,
                 "E9/E10: {code}"
             );
         }
-        machine.client_request(call(8, "run"), false);
+        machine.client_request(call(8, "run"), false, Instant::now());
         machine.client_notification("notifications/cancelled", Some(&id(8)));
         assert!(!machine.answer_matters(&id(8), false));
         assert_eq!(
@@ -714,7 +922,7 @@ mod tests {
     #[test]
     fn a_failure_is_converted_logged_and_counted() {
         let mut machine = listed(&["run"]);
-        machine.client_request(call(1, "run").arguments(["cmd"]), false);
+        machine.client_request(call(1, "run").arguments(["cmd"]), false, Instant::now());
         let answer = respond(&mut machine, 1, err(-32603, "Internal error: boom"));
         let Answer::Result { result, .. } = answer else {
             panic!("{answer:?}")
@@ -734,7 +942,7 @@ mod tests {
         let stateless = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"});
         let mut request = call(1, "run");
         request.meta = stateless.as_object().cloned();
-        machine.client_request(request, false);
+        machine.client_request(request, false, Instant::now());
         let Answer::Result { result, .. } = respond(&mut machine, 1, err(-32603, "boom")) else {
             panic!("E1")
         };
@@ -744,8 +952,8 @@ mod tests {
 
         let mut init = ClientRequest::new(id(2), "2", "initialize");
         init.initialize = Some(json!({"protocolVersion": "2025-11-25"}));
-        machine.client_request(init, false);
-        machine.client_request(call(3, "run"), false);
+        machine.client_request(init, false, Instant::now());
+        machine.client_request(call(3, "run"), false, Instant::now());
         let Answer::Result { result, .. } = respond(&mut machine, 3, err(-32603, "boom")) else {
             panic!("E1")
         };
@@ -755,24 +963,24 @@ mod tests {
     #[test]
     fn results_over_the_cap_are_cut_and_others_pass() {
         let mut machine = SessionMachine::new(Limit::new(300).unwrap());
-        machine.client_request(call(1, "scrollback"), false);
+        machine.client_request(call(1, "scrollback"), false, Instant::now());
         let big = json!({"content": [{"type": "text", "text": "line\n".repeat(1000)}]});
         let Answer::Result { result, .. } = respond(&mut machine, 1, Response::Result(big)) else {
             panic!("L3")
         };
         assert!(serde_json::to_vec(&result).unwrap().len() <= 300);
-        machine.client_request(call(2, "scrollback"), false);
+        machine.client_request(call(2, "scrollback"), false, Instant::now());
         let small = json!({"content": [{"type": "text", "text": "PROMPT $"}]});
         assert_eq!(
             respond(&mut machine, 2, Response::Result(small)),
             Answer::Unchanged
         );
-        machine.client_request(call(3, "scrollback"), false);
+        machine.client_request(call(3, "scrollback"), false, Instant::now());
         assert_eq!(
             respond(&mut machine, 3, Response::Result(json!("not a result"))),
             Answer::Unchanged
         );
-        machine.client_request(call(4, "scrollback"), false);
+        machine.client_request(call(4, "scrollback"), false, Instant::now());
         assert_eq!(
             respond(&mut machine, 4, Response::Unread),
             Answer::Unchanged
@@ -786,7 +994,7 @@ mod tests {
         init.initialize = Some(
             json!({"protocolVersion": "2025-06-18", "clientInfo": {"name": "c", "version": "1"}}),
         );
-        machine.client_request(init, false);
+        machine.client_request(init, false, Instant::now());
         respond(
             &mut machine,
             0,
@@ -800,7 +1008,7 @@ mod tests {
         assert_eq!(machine.session().client.as_ref().unwrap().name, "c");
         let mut read = ClientRequest::new(id(1), "1", "resources/read");
         read.uri = Some("sessions://gone".into());
-        machine.client_request(read, false);
+        machine.client_request(read, false, Instant::now());
         let gone = Response::Error(
             ProtocolError::new(-32602, "Resource not found")
                 .with_data(json!({"uri": "sessions://gone"})),
@@ -812,12 +1020,16 @@ mod tests {
         // Its result, or another method's error, passes.
         let mut read = ClientRequest::new(id(2), "2", "resources/read");
         read.uri = Some("a".into());
-        machine.client_request(read, false);
+        machine.client_request(read, false, Instant::now());
         assert_eq!(
             respond(&mut machine, 2, Response::Result(json!({"contents": []}))),
             Answer::Unchanged
         );
-        machine.client_request(ClientRequest::new(id(3), "3", "prompts/get"), false);
+        machine.client_request(
+            ClientRequest::new(id(3), "3", "prompts/get"),
+            false,
+            Instant::now(),
+        );
         assert_eq!(
             respond(&mut machine, 3, err(-32603, "boom")),
             Answer::Unchanged
@@ -834,9 +1046,11 @@ mod tests {
         let now = Instant::now();
         let mut machine = SessionMachine::default();
         let init = ClientRequest::new(id(0), "0", "initialize");
-        assert!(machine.client_request(init, true).is_none());
+        assert!(machine.client_request(init, true, Instant::now()).is_none());
         assert!(
-            machine.client_request(call(1, "t"), true).is_none(),
+            machine
+                .client_request(call(1, "t"), true, Instant::now())
+                .is_none(),
             "not answered yet"
         );
         respond(
@@ -845,22 +1059,30 @@ mod tests {
             Response::Result(json!({"protocolVersion": "2025-11-25"})),
         );
         assert!(
-            machine.client_request(call(2, "t"), true).is_none(),
+            machine
+                .client_request(call(2, "t"), true, Instant::now())
+                .is_none(),
             "not initialized yet"
         );
         machine.client_notification("notifications/initialized", None);
         assert!(
-            machine.client_request(call(3, "t"), false).is_none(),
+            machine
+                .client_request(call(3, "t"), false, Instant::now())
+                .is_none(),
             "may not send"
         );
-        let first = machine.client_request(call(4, "t"), true).expect("lists");
+        let first = machine
+            .client_request(call(4, "t"), true, Instant::now())
+            .expect("lists");
         assert_eq!(
             first.to_json(),
             r#"{"jsonrpc":"2.0","id":"backstop/tools/list#1","method":"tools/list"}"#
         );
         assert!(machine.listing_in_flight() && machine.answers_own_listing(&first.id));
         assert!(
-            machine.client_request(call(5, "t"), true).is_none(),
+            machine
+                .client_request(call(5, "t"), true, Instant::now())
+                .is_none(),
             "one at a time"
         );
         assert!(machine.is_pending_tool_call(&id(4)) && !machine.is_pending_tool_call(&id(0)));
@@ -884,7 +1106,9 @@ mod tests {
         assert!(!machine.listing_in_flight() && machine.catalog().is_complete());
         assert!(machine.catalog().contains("a") && machine.catalog().contains("t"));
         assert!(
-            machine.client_request(call(6, "t"), true).is_none(),
+            machine
+                .client_request(call(6, "t"), true, Instant::now())
+                .is_none(),
             "complete: no listing"
         );
     }
@@ -899,7 +1123,7 @@ mod tests {
             request
         };
         let own = machine
-            .client_request(stateless(1), true)
+            .client_request(stateless(1), true, Instant::now())
             .expect("a stateless client lists");
         assert_eq!(
             own.params["_meta"],
@@ -907,18 +1131,22 @@ mod tests {
         );
         assert!(machine.own_listing_answer(None, Instant::now()).is_none());
         assert!(
-            machine.client_request(stateless(2), true).is_none(),
+            machine
+                .client_request(stateless(2), true, Instant::now())
+                .is_none(),
             "failed: not again"
         );
         machine.server_notification(TOOLS_LIST_CHANGED);
         let again = machine
-            .client_request(stateless(3), true)
+            .client_request(stateless(3), true, Instant::now())
             .expect("the list changed");
         assert!(machine.listing_in_flight() && machine.answers_own_listing(&again.id));
         machine.abandon_listing();
         assert!(!machine.listing_in_flight());
         assert!(
-            machine.client_request(call(4, "t"), true).is_none(),
+            machine
+                .client_request(call(4, "t"), true, Instant::now())
+                .is_none(),
             "no meta, no handshake"
         );
     }
@@ -926,14 +1154,18 @@ mod tests {
     #[test]
     fn passes_early_takes_in_list_changed_and_forgets_what_passed() {
         let mut machine = listed(&["t"]);
-        machine.client_request(ClientRequest::new(id(1), "1", "ping"), false);
+        machine.client_request(
+            ClientRequest::new(id(1), "1", "ping"),
+            false,
+            Instant::now(),
+        );
         assert!(machine.passes_early(Some(&id(1)), None, true));
         assert!(machine.pending().is_empty(), "passed: no longer pending");
         assert!(
             machine.passes_early(None, None, true),
             "nothing pending needs a result"
         );
-        machine.client_request(call(2, "t"), false);
+        machine.client_request(call(2, "t"), false, Instant::now());
         assert!(!machine.passes_early(None, None, true));
         assert!(!machine.passes_early(None, None, false) || machine.pending().len() == 1);
         assert!(machine.passes_early(None, Some(TOOLS_LIST_CHANGED), false));
@@ -948,10 +1180,14 @@ mod tests {
     fn which_answers_matter_and_the_limit_in_force() {
         let mut machine = SessionMachine::new(Limit::new(300).unwrap());
         assert_eq!(machine.limit().max_bytes(), 300);
-        machine.client_request(call(1, "t"), false);
+        machine.client_request(call(1, "t"), false, Instant::now());
         assert!(machine.answer_matters(&id(1), true) && machine.answer_matters(&id(1), false));
         assert!(machine.is_pending_tool_call(&id(1)));
-        machine.client_request(ClientRequest::new(id(2), "2", "prompts/get"), false);
+        machine.client_request(
+            ClientRequest::new(id(2), "2", "prompts/get"),
+            false,
+            Instant::now(),
+        );
         assert!(
             !machine.answer_matters(&id(2), false),
             "P2: not a resource request"
@@ -959,7 +1195,7 @@ mod tests {
         assert!(!machine.is_pending_tool_call(&id(2)));
         let mut read = ClientRequest::new(id(3), "3", "resources/read");
         read.uri = Some("a".into());
-        machine.client_request(read, false);
+        machine.client_request(read, false, Instant::now());
         assert!(machine.answer_matters(&id(3), false) && !machine.answer_matters(&id(3), true));
         assert!(!machine.answer_matters(&id(9), true), "not pending");
     }
@@ -968,7 +1204,7 @@ mod tests {
     fn a_result_held_in_part_is_cut_from_what_is_held() {
         let cap = 1_000;
         let mut machine = SessionMachine::new(Limit::new(cap).unwrap());
-        machine.client_request(call(1, "scrollback"), false);
+        machine.client_request(call(1, "scrollback"), false, Instant::now());
         let tail = "y".repeat(HeldInPart::min_held_bytes(cap));
         let held = HeldInPart::default().with_text_head(0, 40_000_000);
         let answer = machine.server_result_in_part(&id(1), ToolResult::text(tail), &held);
@@ -982,14 +1218,18 @@ mod tests {
         );
         assert!(machine.pending().is_empty(), "answered");
         // Not a pending tools/call: nothing to decide from a part.
-        machine.client_request(ClientRequest::new(id(2), "2", "ping"), false);
+        machine.client_request(
+            ClientRequest::new(id(2), "2", "ping"),
+            false,
+            Instant::now(),
+        );
         assert_eq!(
             machine.server_result_in_part(&id(2), ToolResult::text("x"), &held),
             None
         );
         assert_eq!(machine.pending().len(), 1);
         // A cancelled call's answer passes as it came.
-        machine.client_request(call(3, "scrollback"), false);
+        machine.client_request(call(3, "scrollback"), false, Instant::now());
         machine.client_notification("notifications/cancelled", Some(&id(3)));
         assert_eq!(
             machine.server_result_in_part(&id(3), ToolResult::text("x"), &held),
@@ -1002,7 +1242,7 @@ mod tests {
         let mut machine = listed(&["run"]);
         let total = MAX_LOG_RECORDS as u32 + 5;
         for n in 1..=total {
-            machine.client_request(call(n, "run"), false);
+            machine.client_request(call(n, "run"), false, Instant::now());
             respond(&mut machine, n, err(-32603, &format!("boom {n}")));
         }
         let records = machine.take_log_records();
@@ -1020,7 +1260,11 @@ mod tests {
         let mut machine = SessionMachine::default().with_max_pending(2);
         assert_eq!(machine.pending().max(), 2);
         for n in 1..=3 {
-            machine.client_request(ClientRequest::new(id(n), n.to_string(), "ping"), false);
+            machine.client_request(
+                ClientRequest::new(id(n), n.to_string(), "ping"),
+                false,
+                Instant::now(),
+            );
         }
         assert_eq!(machine.pending().evicted(), 1);
         assert_eq!(machine.forget(&id(2)).unwrap().id_json, "2");
@@ -1031,5 +1275,202 @@ mod tests {
             .collect();
         assert_eq!(drained, ["3"]);
         assert!(machine.pending().is_empty());
+    }
+
+    /// What an in-process adapter does before running a call: list while the catalog
+    /// says so (page by page), then ask `before_running`.
+    fn run_listing(
+        machine: &mut SessionMachine,
+        own: Option<OwnRequest>,
+        pages: &[Value],
+        now: Instant,
+    ) -> usize {
+        let mut own = own;
+        let mut asked = 0;
+        while let Some(request) = own {
+            let page = pages.get(asked);
+            asked += 1;
+            assert_eq!(
+                request.cursor().is_none(),
+                asked == 1,
+                "the first page has no cursor"
+            );
+            own = machine.own_listing_answer(page, now);
+        }
+        asked
+    }
+
+    #[test]
+    fn in_process_lists_without_a_handshake_and_answers_e8_before_running() {
+        let now = Instant::now();
+        let mut machine = SessionMachine::default().in_process();
+        let own = machine.client_request(call(1, "ehco"), true, now);
+        let pages = [
+            json!({"tools": [{"name": "echo"}], "nextCursor": "2"}),
+            json!({"tools": [{"name": "sleep"}]}),
+        ];
+        assert_eq!(run_listing(&mut machine, own, &pages, now), 2);
+        let Some(Answer::Error { id_json, error }) = machine.before_running(&id(1), now) else {
+            panic!("E8 from a complete, fresh catalog")
+        };
+        assert_eq!((id_json.as_str(), error.code), ("1", -32602));
+        assert_eq!(error.data.unwrap()["suggestion"], "Did you mean 'echo'?");
+        assert!(machine.pending().is_empty(), "answered: no longer pending");
+        // A known tool runs; no listing again while the catalog is fresh.
+        assert!(
+            machine
+                .client_request(call(2, "sleep"), true, now)
+                .is_none()
+        );
+        assert_eq!(machine.before_running(&id(2), now), None);
+    }
+
+    #[test]
+    fn in_process_a_failed_listing_is_tried_again_and_never_calls_a_tool_unknown() {
+        let now = Instant::now();
+        let mut machine = SessionMachine::default().in_process();
+        let own = machine.client_request(call(1, "echo"), true, now);
+        assert_eq!(
+            run_listing(&mut machine, own, &[], now),
+            1,
+            "the page failed"
+        );
+        assert_eq!(
+            machine.before_running(&id(1), now),
+            None,
+            "no E8 from nothing"
+        );
+        let own = machine.client_request(call(2, "echo"), true, now);
+        assert!(own.is_some(), "in process, the next call lists again");
+        // Behind a proxy, a failed listing waits for list_changed instead.
+        let mut proxy = listed(&[]);
+        proxy.catalog.invalidate();
+        proxy.lifecycle = Lifecycle {
+            initialize: true,
+            answered: true,
+            initialized: true,
+        };
+        let own = proxy.client_request(call(1, "echo"), true, now);
+        assert_eq!(run_listing(&mut proxy, own, &[], now), 1);
+        assert!(proxy.client_request(call(2, "echo"), true, now).is_none());
+    }
+
+    #[test]
+    fn a_stale_catalog_is_listed_again_before_e8() {
+        // R5: an entry older than its ttlMs is listed again before it decides anything.
+        let now = Instant::now();
+        let mut machine = SessionMachine::default().in_process();
+        let own = machine.client_request(call(1, "old"), true, now);
+        let page = json!({"tools": [{"name": "old"}], "ttlMs": 1000});
+        run_listing(&mut machine, own, &[page], now);
+        assert_eq!(machine.before_running(&id(1), now), None);
+        let later = now + std::time::Duration::from_secs(2);
+        let own = machine.client_request(call(2, "new"), true, later);
+        assert!(own.is_some(), "stale: list before deciding");
+        let page = json!({"tools": [{"name": "old"}, {"name": "new"}], "ttlMs": 1000});
+        run_listing(&mut machine, own, &[page], later);
+        assert_eq!(
+            machine.before_running(&id(2), later),
+            None,
+            "the new tool runs"
+        );
+        assert!(
+            machine
+                .client_request(call(3, "new"), true, later)
+                .is_none(),
+            "fresh again"
+        );
+    }
+
+    #[test]
+    fn strict_mode_rejects_unnamed_arguments_before_running() {
+        let now = Instant::now();
+        let mut machine = SessionMachine::default().in_process().with_strict(true);
+        assert!(machine.is_strict());
+        let own = machine.client_request(call(1, "run").arguments(["cmd", "cwdd"]), true, now);
+        let page = json!({"tools": [{"name": "run", "inputSchema": {"type": "object",
+            "properties": {"cmd": {}, "cwd": {}}, "additionalProperties": false}}]});
+        run_listing(&mut machine, own, &[page], now);
+        let Some(Answer::Result { result, .. }) = machine.before_running(&id(1), now) else {
+            panic!("V6: rejected before it runs")
+        };
+        assert!(result.is_error());
+        assert!(result.content[0].as_text().unwrap().contains("cwdd"));
+        assert_eq!(machine.error_counts().get("ValidationError:tools/call"), 1);
+        machine.client_request(call(2, "run").arguments(["cmd"]), true, now);
+        assert_eq!(
+            machine.before_running(&id(2), now),
+            None,
+            "named arguments run"
+        );
+        let mut lax = listed(&["run"]).in_process();
+        lax.client_request(call(3, "run").arguments(["x"]), true, now);
+        assert_eq!(lax.before_running(&id(3), now), None, "off by default");
+    }
+
+    #[test]
+    fn a_request_in_another_session_is_shaped_for_that_session() {
+        // One machine, many sessions (in process): the revision comes with the request.
+        let now = Instant::now();
+        let mut machine = listed(&["t"]).in_process();
+        let newer =
+            json!({"protocolVersion": "2026-07-28", "clientInfo": {"name": "c", "version": "1"}});
+        machine.client_request(call(1, "t").in_session(Some(newer)), false, now);
+        machine.client_request(
+            call(2, "t").in_session(Some(json!({"protocolVersion": "2025-11-25"}))),
+            false,
+            now,
+        );
+        let failed = || Response::Failure(Failure::expected("no"));
+        let Answer::Result { result, .. } = machine.server_response(&id(1), failed(), now) else {
+            panic!("converted")
+        };
+        assert_eq!(result.result_type.as_deref(), Some("complete"), "R4");
+        let Answer::Result { result, .. } = machine.server_response(&id(2), failed(), now) else {
+            panic!("converted")
+        };
+        assert_eq!(result.result_type, None);
+    }
+
+    #[test]
+    fn in_process_results_are_measured_with_what_the_wire_adds() {
+        // L4: the SDK stamps its identity and resultType after the adapter; the cap
+        // counts them, and a converted result carries them (R4).
+        let now = Instant::now();
+        let stamp = json!({"name": "server-with-a-long-name", "version": "1.0.0"});
+        let limit = Limit::new(1_000).unwrap();
+        let newer = json!({"protocolVersion": "2026-07-28"});
+        let mut machine = SessionMachine::new(limit.clone()).in_process();
+        machine.set_server_stamp(Some(stamp.clone()));
+        let fits_bare = "x".repeat(1_000 - ToolResult::text("").wire_size() - 2);
+        assert!(ToolResult::text(fits_bare.clone()).wire_size() <= 1_000);
+        machine.client_request(call(1, "t").in_session(Some(newer.clone())), false, now);
+        let Answer::Result {
+            result, truncation, ..
+        } = machine.server_result_texts(&id(1), ToolResult::text(""), &[&fits_bare])
+        else {
+            panic!("what the wire adds takes it over the cap")
+        };
+        assert!(result.wire_size() <= 1_000);
+        assert!(truncation.is_some());
+        assert_eq!(
+            result.meta.unwrap()[crate::session::SERVER_INFO_META_KEY],
+            stamp
+        );
+        // On 2025-11-25 nothing is added: it fits.
+        machine.client_request(call(2, "t"), false, now);
+        assert_eq!(
+            machine.server_result_texts(&id(2), ToolResult::text(""), &[&fits_bare]),
+            Answer::Unchanged
+        );
+        // Behind a proxy the wire is what was read: nothing is added.
+        let mut proxy = SessionMachine::new(limit);
+        proxy.set_server_stamp(Some(stamp));
+        proxy.client_request(call(3, "t").in_session(Some(newer)), false, now);
+        let value = ToolResult::text(fits_bare).into_value();
+        assert_eq!(
+            proxy.server_response(&id(3), Response::Result(value), now),
+            Answer::Unchanged
+        );
     }
 }

@@ -34,6 +34,11 @@ pub struct OwnRequest {
 }
 
 impl OwnRequest {
+    /// The `cursor` of the page it asks for (`None`: the first page).
+    pub fn cursor(&self) -> Option<&Value> {
+        self.params.get("cursor")
+    }
+
     /// The request as one line of JSON, `jsonrpc` first as clients write it.
     pub fn to_json(&self) -> String {
         let id = match &self.id {
