@@ -248,8 +248,10 @@ impl SessionMachine {
     }
 
     /// This machine for an adapter that runs the server's handlers itself (rmcp,
-    /// Python): its own listing needs no handshake and is tried again on the next call
-    /// after a failure (a listing in process costs little); the results it hands in are
+    /// Python): its own listing needs no handshake, is tried again on the next call
+    /// after a failure, and is made for every name the catalog lacks (the server's
+    /// `list_changed` does not pass through such an adapter, and a listing in process
+    /// costs little); the results it hands in are
     /// counted with what the wire adds to them after it (`resultType`, the [server
     /// stamp](Self::set_server_stamp): L4, R4); and [`before_running`](Self::before_running)
     /// answers what need not run.
@@ -368,9 +370,13 @@ impl SessionMachine {
             _ => RequestKind::Other,
         };
         let lists_first = match &kind {
-            RequestKind::ToolsCall { tool, .. } => {
-                self.catalog.lookup(tool, now) == ToolLookup::ListFirst
-            }
+            // In process the server's `list_changed` is not seen, and a listing costs
+            // little: a name the catalog lacks is always listed for.
+            RequestKind::ToolsCall { tool, .. } => match self.catalog.lookup(tool, now) {
+                ToolLookup::Known => false,
+                ToolLookup::Unknown => self.in_process,
+                ToolLookup::ListFirst => true,
+            },
             _ => false,
         };
         let session = match &request.handshake {
