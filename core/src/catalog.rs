@@ -142,6 +142,8 @@ pub struct ToolCatalog {
     /// list changes).
     learnt: Option<(Instant, Option<Duration>)>,
     scope: Option<CacheScope>,
+    /// The server said its tool list changed since the listing (R5).
+    changed: bool,
 }
 
 /// What a `tools/list` entry says of one tool's arguments and output.
@@ -200,6 +202,7 @@ impl ToolCatalog {
     pub fn learn_page(&mut self, result: &Value, first_page: bool, now: Instant) -> ListingStep {
         if first_page {
             self.tools.clear();
+            self.changed = false;
             self.completeness = Completeness::Partial { pages: 0 };
             self.learnt = Some((now, None));
             self.scope = CacheScope::from_result(result);
@@ -248,6 +251,23 @@ impl ToolCatalog {
     /// ```
     pub fn invalidate(&mut self) {
         self.completeness = Completeness::Unknown;
+    }
+
+    /// The server said its tool list changed (`notifications/tools/list_changed`):
+    /// the catalog is incomplete and no longer fresh, so that every entry is listed
+    /// again before it decides anything (R5).
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use backstop_core::catalog::{ToolCatalog, ToolLookup};
+    /// let mut catalog = ToolCatalog::from_tools_list(&serde_json::json!({"tools": [{"name": "a"}]}));
+    /// assert_eq!(catalog.lookup("a", Instant::now()), ToolLookup::Known);
+    /// catalog.tools_changed();
+    /// assert_eq!(catalog.lookup("a", Instant::now()), ToolLookup::ListFirst);
+    /// ```
+    pub fn tools_changed(&mut self) {
+        self.invalidate();
+        self.changed = true;
     }
 
     /// Add the tools of one more `tools/list` result (a further page) without a
@@ -311,8 +331,9 @@ impl ToolCatalog {
         self.completeness == Completeness::Complete
     }
 
-    /// Whether the listing is still fresh at `now`: its `ttlMs` has not run out (a
-    /// listing without one stays fresh until the list changes).
+    /// Whether the listing is still fresh at `now`: its `ttlMs` has not run out and the
+    /// server has not said its tool list changed since (a listing without a `ttlMs`
+    /// stays fresh until then).
     ///
     /// ```
     /// use std::time::{Duration, Instant};
@@ -322,6 +343,9 @@ impl ToolCatalog {
     /// assert!(!catalog.is_fresh(now + Duration::from_millis(1)));
     /// ```
     pub fn is_fresh(&self, now: Instant) -> bool {
+        if self.changed {
+            return false;
+        }
         match self.learnt {
             Some((at, Some(ttl))) => {
                 now.saturating_duration_since(at) <= ttl && ttl > Duration::ZERO

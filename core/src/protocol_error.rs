@@ -167,6 +167,12 @@ fn family_code(family: Family) -> i64 {
 
 /// `Resource not found: <msg>`, unless `msg` already says so (P2: never doubled).
 pub(crate) fn resource_not_found_message(message: String) -> String {
+    // A stock prefix (`Not found: `) says again what the code says: the same words
+    // whether the failure was raised in process or came as a server's error (P1, A0).
+    let message = match strip_prefixes(&message).rest {
+        rest if rest.len() < message.len() => rest.to_owned(),
+        _ => message,
+    };
     let bare = RESOURCE_NOT_FOUND_PREFIX.trim_end_matches([':', ' ']);
     let already = message
         .get(..bare.len())

@@ -127,3 +127,19 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_stock_prefix_is_not_said_twice_on_either_path() {
+    // Found by the proptest below: an exception's "Not found: Session" kept its prefix,
+    // the same words sent as a server's error did not.
+    let message = "Not found: Session";
+    let raised = classify(&resource_error(message));
+    for revision in Revision::ALL {
+        let uri = Some("probe://x");
+        let from_exception = ProtocolError::from_failure(&raised, "resources/read", revision, uri);
+        let sent = ProtocolError::new(-32603, message);
+        let from_server = shape_request_error(&sent, "resources/read", &session(revision), uri);
+        assert_eq!(from_exception, from_server.error, "{revision}");
+        assert_eq!(from_exception.message, "Resource not found: Session");
+    }
+}

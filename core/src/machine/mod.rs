@@ -431,7 +431,7 @@ impl SessionMachine {
     /// makes the catalog incomplete, and lets a listing of backstop's own start again.
     pub fn server_notification(&mut self, method: &str) {
         if method == TOOLS_LIST_CHANGED {
-            self.catalog.invalidate();
+            self.catalog.tools_changed();
             self.listing.tools_changed();
         }
     }
