@@ -31,10 +31,10 @@
 //! layers as an `Err` (O1) until [`Backstop`] turns it into the result.
 #![forbid(unsafe_code)]
 
-mod catalog;
 mod convert;
 mod delegate;
 mod report;
+mod session;
 mod tool_call;
 mod tool_error;
 mod wrapper;

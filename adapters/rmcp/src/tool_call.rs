@@ -1,30 +1,28 @@
-//! One `tools/call` through [`Backstop`]: collect what the core needs, run the inner
-//! handler, hand the outcome to [`shape_tool_call`] (a result: to
-//! [`shape_tool_call_texts`]), send what it decided.
+//! One `tools/call` through [`Backstop`]: the core's session machine decides, this
+//! file translates rmcp's values into its terms and back (SPEC A0).
 //!
-//! - The call's context: the tool's parameters from the inner handler's `tools/list`,
-//!   the argument names of the request, the client from the session (R2).
-//! - An unknown tool is answered with E8 without running the inner handler.
-//! - Strict mode (V6) rejects unnamed arguments before the inner handler runs.
-//! - An inner `Err` is read with `Failure::from_protocol_error` (a [`ToolError`] comes
-//!   back without loss); a complete result goes to the core as what its JSON says,
-//!   its plain texts borrowed where rmcp holds them ([`shape_tool_call_texts`]: a
-//!   100 MB text is never copied whole, B2, L13);
-//!   input-required and task results pass untouched (L1); a cancelled call passes
-//!   untouched (E9).
-//! - A result the core leaves unchanged is sent as the inner handler built it.
+//! 1. The call goes to the machine as a pending request; when it says so, the inner
+//!    handler's tools are listed first (E8, R5: [`session`](crate::session)).
+//! 2. What the machine answers before the call runs (E8, strict mode's V6) is sent
+//!    without running the inner handler.
+//! 3. The inner handler's answer goes to the machine: an `Err` read with the core's
+//!    protocol-error reading (a [`ToolError`] comes back without loss), a complete
+//!    result with its plain texts borrowed where rmcp holds them (a 100 MB text is
+//!    never copied whole, B2, L13), any other result as its JSON (input-required and
+//!    task handles, L1). A call the client cancelled is marked so first (E9).
+//! 4. An answer the machine leaves unchanged is sent as the inner handler built it.
 //!
 //! [`ToolError`]: crate::ToolError
 
-use backstop_core::Failure;
-use backstop_core::call::{Outcome, check_arguments, shape_tool_call, shape_tool_call_texts};
+use std::time::Instant;
+
+use backstop_core::machine::{Answer, Response};
 use rmcp::model::{CallToolRequestParams, CallToolResponse};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
-use crate::convert::{
-    session_of, to_call_tool_result, to_error_data, to_protocol_error, to_tool_result_texts,
-};
+use crate::convert::{to_call_tool_result, to_error_data, to_protocol_error, to_tool_result_texts};
+use crate::session::{Pending, client_request};
 use crate::wrapper::Backstop;
 
 impl<S: ServerHandler> Backstop<S> {
@@ -33,71 +31,94 @@ impl<S: ServerHandler> Backstop<S> {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let session =
-            session_of(&context).or_request_meta(request.meta.as_ref().map(|meta| &meta.0.0));
-        let catalog = self
-            .catalog
-            .for_call(&request.name, self.inner(), &context)
-            .await;
-        if let Err(unknown) = catalog.check(&request.name) {
-            return Err(to_error_data(unknown));
+        let call = client_request(&context, "tools/call")
+            .tool(request.name.as_ref())
+            .arguments(request.arguments.iter().flat_map(|a| a.keys().cloned()));
+        let pending = Pending::new(&self.machine, call.id.clone());
+        let tool = request.name.to_string();
+        let own = self
+            .machine
+            .lock()
+            .client_request(call, true, Instant::now());
+        self.machine.list(own, self.inner(), &context).await;
+        // The lock is let go before `send` takes the records (it locks again).
+        let before = self
+            .machine
+            .lock()
+            .before_running(&pending.id, Instant::now());
+        if let Some(answer) = before {
+            return self.send(&tool, answer, unreachable_unchanged);
         }
-        let call = catalog
-            .context(&request.name)
-            .with_arguments(request.arguments.iter().flat_map(|a| a.keys().cloned()))
-            .with_client(session.client)
-            .with_revision(session.revision);
 
-        let rejected = if self.strict {
-            check_arguments(&call)
-        } else {
-            None
-        };
-        let (shaped, built) = match rejected {
-            Some(failure) => {
-                let outcome = Outcome::Failure(failure);
-                (shape_tool_call(&catalog, &call, outcome, &self.limit), None)
-            }
-            None => {
-                let cancelled = context.ct.clone();
-                let response = self.inner().call_tool(request, context).await;
-                if cancelled.is_cancelled() {
-                    return response; // E9
+        let cancelled = context.ct.clone();
+        let response = self.inner().call_tool(request, context).await;
+        if cancelled.is_cancelled() {
+            let mut machine = self.machine.lock();
+            machine.client_notification("notifications/cancelled", Some(&pending.id));
+        }
+        let answer = match &response {
+            Ok(CallToolResponse::Complete(result)) => match to_tool_result_texts(result) {
+                Some((shell, texts)) => {
+                    let texts: Vec<&str> = texts.iter().map(AsRef::as_ref).collect();
+                    self.machine
+                        .lock()
+                        .server_result_texts(&pending.id, shell, &texts)
                 }
-                match response {
-                    Ok(CallToolResponse::Complete(result)) => {
-                        // The texts stay where rmcp holds them (B2, L13).
-                        let shaped = to_tool_result_texts(&result).map(|(shell, texts)| {
-                            let texts: Vec<&str> = texts.iter().map(AsRef::as_ref).collect();
-                            shape_tool_call_texts(&catalog, &call, shell, &texts, &self.limit)
-                        });
-                        match shaped {
-                            Some(shaped) => (shaped, Some(result)),
-                            None => return Ok(result.into()),
-                        }
-                    }
-                    // Input-required and task results are not complete: untouched (L1).
-                    Ok(other) => return Ok(other),
-                    Err(error) => {
-                        let failure = Failure::from_protocol_error(&to_protocol_error(&error));
-                        let outcome = Outcome::Failure(failure);
-                        (shape_tool_call(&catalog, &call, outcome, &self.limit), None)
-                    }
-                }
-            }
+                None => Answer::Unchanged, // a block rmcp has and the core cannot read
+            },
+            Ok(CallToolResponse::InputRequired(other)) => self.respond_json(&pending, other),
+            Ok(CallToolResponse::Task(other)) => self.respond_json(&pending, other),
+            Ok(_) => Answer::Unchanged, // a kind of answer newer than this crate: as it came
+            Err(error) => self.respond(&pending, Response::Error(to_protocol_error(error))),
         };
+        self.send(&tool, answer, || response)
+    }
 
-        if let Some(record) = &shaped.log {
-            self.reporter.failure(record);
-        }
-        if let Some(truncation) = &shaped.truncation {
-            self.reporter.truncation(&call.tool, truncation);
-        }
-        let unchanged = shaped.log.is_none() && shaped.truncation.is_none();
-        match (shaped.response, built) {
-            (Ok(_), Some(built)) if unchanged => Ok(built.into()),
-            (Ok(result), _) => Ok(CallToolResponse::Complete(to_call_tool_result(result))),
-            (Err(error), _) => Err(to_error_data(error)),
+    /// The machine's answer to a result that is not complete, as its JSON says (L1).
+    fn respond_json(&self, pending: &Pending<'_>, result: &impl rmcp::serde::Serialize) -> Answer {
+        match serde_json::to_value(result) {
+            Ok(value) => self.respond(pending, Response::Result(value)),
+            Err(_) => Answer::Unchanged,
         }
     }
+
+    fn respond(&self, pending: &Pending<'_>, response: Response) -> Answer {
+        self.machine
+            .lock()
+            .server_response(&pending.id, response, Instant::now())
+    }
+
+    /// Report what the machine recorded, and send its answer (`unchanged`: the inner
+    /// handler's own).
+    fn send(
+        &self,
+        tool: &str,
+        answer: Answer,
+        unchanged: impl FnOnce() -> Result<CallToolResponse, ErrorData>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        for record in self.machine.take_log_records() {
+            self.reporter.failure(&record);
+        }
+        match answer {
+            Answer::Unchanged => unchanged(),
+            Answer::Result {
+                result, truncation, ..
+            } => {
+                if let Some(truncation) = &truncation {
+                    self.reporter.truncation(tool, truncation);
+                }
+                Ok(CallToolResponse::Complete(to_call_tool_result(result)))
+            }
+            Answer::Error { error, .. } => Err(to_error_data(error)),
+        }
+    }
+}
+
+/// What is sent when the machine's answer before a call runs is "unchanged" — it never
+/// is (there is nothing to leave unchanged yet): an internal error, never a panic.
+fn unreachable_unchanged() -> Result<CallToolResponse, ErrorData> {
+    Err(ErrorData::internal_error(
+        "no answer before the call ran",
+        None,
+    ))
 }

@@ -5,17 +5,19 @@
 
 use std::borrow::Cow;
 use std::sync::Arc;
+use std::time::Instant;
 
+use backstop_core::machine::Response;
 use backstop_core::request_error::shape_request_error;
 use backstop_core::{ClientInfo, Limit, LogRecord, Revision, Session};
 use rmcp::model::*;
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
-use crate::catalog::CatalogCache;
 use crate::convert::{session_of, to_error_data, to_protocol_error};
 use crate::delegate::{delegate_notifications, delegate_plain, delegate_requests};
 use crate::report::{FailureCounts, Reporter};
+use crate::session::{SharedMachine, client_request};
 
 /// Any rmcp `ServerHandler`, with backstop in front of it: tool failures become
 /// readable `isError` results (E, V), oversized results keep their tail under a hard
@@ -64,18 +66,19 @@ pub struct Backstop<S> {
     pub(crate) limit: Limit,
     pub(crate) strict: bool,
     pub(crate) reporter: Reporter,
-    pub(crate) catalog: CatalogCache,
+    pub(crate) machine: SharedMachine,
 }
 
 impl<S: Clone> Clone for Backstop<S> {
-    /// A copy that shares the failure counts and callback, with its own tool catalog.
+    /// A copy that shares the failure counts and callback, with a session machine of
+    /// its own (its own tool catalog and pending requests).
     fn clone(&self) -> Self {
         Self {
             inner: self.inner.clone(),
             limit: self.limit.clone(),
             strict: self.strict,
             reporter: self.reporter.clone(),
-            catalog: CatalogCache::default(),
+            machine: SharedMachine::new(&self.limit, self.strict),
         }
     }
 }
@@ -107,8 +110,14 @@ impl<S> Backstop<S> {
             limit: Limit::default(),
             strict: false,
             reporter: Reporter::default(),
-            catalog: CatalogCache::default(),
+            machine: SharedMachine::new(&Limit::default(), false),
         }
+    }
+
+    /// This wrapper with a new session machine for its current settings.
+    fn with_machine(mut self) -> Self {
+        self.machine = SharedMachine::new(&self.limit, self.strict);
+        self
     }
 
     /// Use this response limit: its cap, its tool set, its line alignment (L1–L14).
@@ -123,7 +132,7 @@ impl<S> Backstop<S> {
     /// ```
     pub fn with_limit(mut self, limit: Limit) -> Self {
         self.limit = limit;
-        self
+        self.with_machine()
     }
 
     /// Keep `keep` of over-long results of every tool without a policy of its own
@@ -146,14 +155,14 @@ impl<S> Backstop<S> {
     /// ```
     pub fn with_keep(mut self, keep: backstop_core::Keep) -> Self {
         self.limit = self.limit.with_keep(keep);
-        self
+        self.with_machine()
     }
 
     /// Keep `keep` of over-long results of `tool` (L16), whatever the default; see
     /// [`with_keep`](Self::with_keep).
     pub fn keep_for(mut self, tool: impl Into<String>, keep: backstop_core::Keep) -> Self {
         self.limit = self.limit.keep_for(tool, keep);
-        self
+        self.with_machine()
     }
 
     /// Strict mode (V6, off by default): a call that gives an argument the tool's
@@ -166,7 +175,7 @@ impl<S> Backstop<S> {
     /// ```
     pub fn strict(mut self, strict: bool) -> Self {
         self.strict = strict;
-        self
+        self.with_machine()
     }
 
     /// Call `callback` with the record of each converted failure (G3). A callback
@@ -395,15 +404,21 @@ impl<S: ServerHandler> ServerHandler for Backstop<S> {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let session = session_of(&context);
-        let first_page = request.as_ref().is_none_or(|r| r.cursor.is_none());
-        match self.inner.list_tools(request, context).await {
-            Ok(result) => {
-                if first_page && result.next_cursor.is_none() {
-                    self.catalog.store_listing(&result);
-                }
-                Ok(result)
-            }
-            Err(e) => Err(self.map_error(e, "tools/list", &session, None)),
-        }
+        // The client's listing teaches the machine's catalog too (R5).
+        let mut listing = client_request(&context, "tools/list");
+        listing.cursor = request.as_ref().is_some_and(|r| r.cursor.is_some());
+        let id = listing.id.clone();
+        self.machine
+            .lock()
+            .client_request(listing, false, Instant::now());
+        let response = self.inner.list_tools(request, context).await;
+        let page = match &response {
+            Ok(result) => serde_json::to_value(result).map_or(Response::Unread, Response::Result),
+            Err(_) => Response::Unread,
+        };
+        self.machine
+            .lock()
+            .server_response(&id, page, Instant::now());
+        response.map_err(|e| self.map_error(e, "tools/list", &session, None))
     }
 }
