@@ -366,18 +366,22 @@ class _Driver(Middleware):
         call_next: CallNext[Any, Sequence[Any]],
     ) -> Sequence[Any]:
         tools = await call_next(context)
-        # The client's own listing teaches the machine too: a tools/list and its answer.
-        request = next(self._ids)
-        try:
-            self._machine.client_request(request, "tools/list", may_send=False)
-            self._machine.server_response(request, {"tools": _tool_entries(tools)})
+        try:  # the client's own listing teaches the machine too
+            self._learn({"tools": _tool_entries(tools)})
         except Exception:
             if self._strict:
                 raise
             logger.exception("backstop could not read a tools/list")
+        return tools
+
+    def _learn(self, page: dict[str, Any]) -> None:
+        """Hand the machine a listing of the tools as a ``tools/list`` and its result."""
+        request = next(self._ids)
+        try:
+            self._machine.client_request(request, "tools/list", may_send=False)
+            self._machine.server_response(request, page)
         finally:
             self._machine.forget(request)
-        return tools
 
     async def on_call_tool(
         self,
@@ -464,7 +468,12 @@ class _Driver(Middleware):
             handshake=_handshake(context),
         )
         while own is not None:
-            own = machine.own_listing_answer(await self._listing(context, name))
+            try:
+                page = await self._listing(context, name)
+            except BaseException:  # a cancellation: the listing ends here
+                machine.own_listing_answer(None)
+                raise
+            own = machine.own_listing_answer(page)
         stamp = _server_info(context)
         if stamp != self._stamp:
             machine.set_server_stamp(stamp)
@@ -488,9 +497,6 @@ class _Driver(Middleware):
         except Exception:
             logger.debug("backstop could not list the tools", exc_info=True)
             return None
-        except BaseException:  # a cancellation: the listing ends here too
-            self._machine.own_listing_answer(None)
-            raise
         return {"tools": tools}
 
     async def _failed(
@@ -498,21 +504,17 @@ class _Driver(Middleware):
     ) -> ToolResult | None:
         """The machine's answer to a call whose tool raised ``exc``; None: raise it."""
         failure = describe(exc, name)
-        if not _says_unknown_tool(exc, name):
+        decided = None
+        if _says_unknown_tool(exc, name):
+            # fastmcp's own word that it has no such tool: its tools changed since they
+            # were listed. The machine learns them anew and is asked again (E8, R5).
+            page = await self._listing(context, name)
+            if page is not None:
+                self._learn(page)
+            decided = self._machine.before_running(request)
+        if decided is None:
             decided = self._machine.server_failure(request, failure)
-            return self._send(context, name, exc, decided, failure)
-        # fastmcp's own word that it has no such tool: the tools changed since the
-        # listing. The call is handed to the machine again, after a new one.
-        self._machine.forget(request)
-        self._machine.server_notification(_TOOLS_LIST_CHANGED)
-        again = next(self._ids)
-        try:
-            decided = await self._before_running(context, name, again)
-            if decided is None:
-                decided = self._machine.server_failure(again, failure)
-            return self._send(context, name, exc, decided, failure)
-        finally:
-            self._machine.forget(again)
+        return self._send(context, name, exc, decided, failure)
 
     def _send(
         self,
