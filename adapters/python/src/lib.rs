@@ -1,11 +1,18 @@
-//! `backstop._core`: backstop-core's decisions for Python, as plain-data functions
-//! (SPEC A4).
+//! `backstop._core`: backstop-core's decisions for Python (SPEC A0, A4): the core's
+//! session machine (`machine.rs`: every decision about a server's tool calls, which the
+//! fastmcp middleware drives), the limit (`Limit`, for use without fastmcp), the
+//! conversion of other requests' failures (`request_error`, counted in `counts.rs`), and
+//! a few plain-data functions (`classify`, `validation_text`, `tool_error`,
+//! `unknown_tool_error`).
 //!
 //! Thin by design: every function translates Python objects (dicts, lists, strings,
 //! numbers — the JSON data model) into the core's types, calls the core, and translates
-//! the answer back. No decision is made here. The pure-Python package `backstop` (its
-//! fastmcp middleware) gathers the facts only a server can see — the exception's type,
-//! its cause chain, pydantic's structured errors — and hands them over.
+//! the answer back. No decision is made here. This file holds the translations the
+//! others share — Python values to JSON and back, a result dict to a shell and its
+//! borrowed texts (L13: a long string is handed over by its tail, never copied whole).
+//! The pure-Python package `backstop` (its fastmcp middleware) gathers the facts only a
+//! server can see — the exception's type, its cause chain, pydantic's structured errors
+//! — and hands them over.
 //!
 //! Nothing here panics on what Python passes: a value of the wrong shape is a
 //! `TypeError` or `ValueError`.
