@@ -1,11 +1,18 @@
-//! `backstop._core`: backstop-core's decisions for Python, as plain-data functions
-//! (SPEC A4).
+//! `backstop._core`: backstop-core's decisions for Python (SPEC A0, A4): the core's
+//! session machine (`machine.rs`: every decision about a server's tool calls, which the
+//! fastmcp middleware drives), the limit (`Limit`, for use without fastmcp), the
+//! conversion of other requests' failures (`request_error`, counted in `counts.rs`), and
+//! a few plain-data functions (`classify`, `validation_text`, `tool_error`,
+//! `unknown_tool_error`).
 //!
 //! Thin by design: every function translates Python objects (dicts, lists, strings,
 //! numbers — the JSON data model) into the core's types, calls the core, and translates
-//! the answer back. No decision is made here. The pure-Python package `backstop` (its
-//! fastmcp middleware) gathers the facts only a server can see — the exception's type,
-//! its cause chain, pydantic's structured errors — and hands them over.
+//! the answer back. No decision is made here. This file holds the translations the
+//! others share — Python values to JSON and back, a result dict to a shell and its
+//! borrowed texts (L13: a long string is handed over by its tail, never copied whole).
+//! The pure-Python package `backstop` (its fastmcp middleware) gathers the facts only a
+//! server can see — the exception's type, its cause chain, pydantic's structured errors
+//! — and hands them over.
 //!
 //! Nothing here panics on what Python passes: a value of the wrong shape is a
 //! `TypeError` or `ValueError`.
@@ -18,17 +25,18 @@ use backstop_core::foreign_validation::from_pydantic_errors;
 use backstop_core::limit::{DEFAULT_MAX_BYTES, HeldInPart};
 use backstop_core::{
     CallContext, ClientInfo, Content, Failure, Keep, Limit as CoreLimit, Limited, LogRecord,
-    MetaKept, ProtocolError, Revision, ToolResult, Truncation, error_result, render_problems,
-    unknown_tool,
+    MetaKept, ProtocolError, Revision, Session, ToolResult, Truncation, error_result,
+    render_problems, unknown_tool,
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use serde_json::{Map, Number, Value};
 
-mod tool_call;
+mod counts;
+mod machine;
 
-use tool_call::{ErrorCounts, ToolCatalog};
+use counts::ErrorCounts;
 
 /// How deep a Python value may nest before it is refused (no unbounded recursion).
 const MAX_DEPTH: usize = 256;
@@ -333,6 +341,14 @@ fn tool_error<'py>(
     ))
 }
 
+/// The session a dict describes (R2, R3): its `handshake` (the `initialize` params:
+/// `protocolVersion`, `clientInfo`), else its request's `meta`.
+fn session(map: &Map<String, Value>) -> Session {
+    let handshake = map.get("handshake").unwrap_or(&Value::Null);
+    let meta = map.get("meta").and_then(Value::as_object);
+    Session::from_initialize(handshake).or_request_meta(meta)
+}
+
 /// request_error(failure: dict, method: str, revision: str | None = None, uri: str | None = None, *, session: dict | None = None, counts: ErrorCounts | None = None) -> tuple[dict, dict]
 /// --
 ///
@@ -353,7 +369,7 @@ fn request_error<'py>(
     let f = self::failure(&object(failure, "failure")?);
     let revision = match (revision, session) {
         (Some(revision), _) => Revision::parse_or_newest(revision),
-        (None, Some(session)) => tool_call::session(&object(session, "session")?).revision(),
+        (None, Some(session)) => self::session(&object(session, "session")?).revision(),
         (None, None) => Revision::NEWEST,
     };
     let error = ProtocolError::from_failure(&f, method, revision, uri);
@@ -551,41 +567,40 @@ impl Limit {
         tails: &Tails,
         schema: Option<&Value>,
     ) -> Result<Option<Limited>, ()> {
-        let (result, held) = self.held_in_part(shell, texts, tails);
+        let (result, held) = held_in_part(shell, texts, tails);
         limit.truncate_in_part(&result, &held, schema)
     }
+}
 
-    /// `shell` with its long texts cut to their tails (`structuredContent`'s were
-    /// already), and what those tails leave out: what the core decides a cut held in
-    /// part from (L13).
-    fn held_in_part(
-        &self,
-        shell: &ToolResult,
-        texts: &[Cow<'_, str>],
-        tails: &Tails,
-    ) -> (ToolResult, HeldInPart) {
-        let mut result = shell.clone();
-        let mut held = HeldInPart::default();
-        let mut given = texts.iter();
-        for (index, block) in result.content.iter_mut().enumerate() {
-            if let Content::Text(block) = block
-                && let Some(text) = given.next()
-            {
-                let tail = held_tail(text, tails.least);
-                if tail.len() < text.len() {
-                    let first = text.as_bytes()[0].min(0x80);
-                    held = held
-                        .with_text_head(index, text.len() - tail.len())
-                        .with_text_start(index, first);
-                }
-                block.text = tail.to_owned();
+/// `shell` with its long texts cut to their tails (`structuredContent`'s were
+/// already), and what those tails leave out: what the core decides a cut held in
+/// part from (L13).
+pub(crate) fn held_in_part(
+    shell: &ToolResult,
+    texts: &[Cow<'_, str>],
+    tails: &Tails,
+) -> (ToolResult, HeldInPart) {
+    let mut result = shell.clone();
+    let mut held = HeldInPart::default();
+    let mut given = texts.iter();
+    for (index, block) in result.content.iter_mut().enumerate() {
+        if let Content::Text(block) = block
+            && let Some(text) = given.next()
+        {
+            let tail = held_tail(text, tails.least);
+            if tail.len() < text.len() {
+                let first = text.as_bytes()[0].min(0x80);
+                held = held
+                    .with_text_head(index, text.len() - tail.len())
+                    .with_text_start(index, first);
             }
+            block.text = tail.to_owned();
         }
-        for (pointer, bytes) in &tails.heads {
-            held = held.with_structured_head(pointer.clone(), *bytes);
-        }
-        (result, held)
     }
+    for (pointer, bytes) in &tails.heads {
+        held = held.with_structured_head(pointer.clone(), *bytes);
+    }
+    (result, held)
 }
 
 #[pymethods]
@@ -736,9 +751,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MIN_BYTES", CoreLimit::min_bytes())?;
     m.add("DEFAULT_MAX_BYTES", DEFAULT_MAX_BYTES)?;
     m.add_class::<Limit>()?;
-    m.add_class::<ToolCatalog>()?;
     m.add_class::<ErrorCounts>()?;
-    m.add_function(wrap_pyfunction!(tool_call::shape_tool_call, m)?)?;
+    m.add_class::<machine::SessionMachine>()?;
     m.add_function(wrap_pyfunction!(classify, m)?)?;
     m.add_function(wrap_pyfunction!(validation_text, m)?)?;
     m.add_function(wrap_pyfunction!(tool_error, m)?)?;

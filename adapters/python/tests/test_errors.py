@@ -314,20 +314,27 @@ async def test_e7_own_meta_kept_error_keys_win() -> None:
 
 
 class _Broken:
-    """A limit whose every call fails: a fault of backstop itself, not of the tool."""
+    """A session machine whose decision of a result fails: a fault of backstop itself,
+    not of the tool."""
 
-    def applies_to(self, tool: str) -> bool:
+    def __init__(self, machine: object) -> None:
+        self._machine = machine
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._machine, name)
+
+    def server_result(self, *args: object) -> object:
         raise RuntimeError("backstop bug")
 
 
 async def test_strict_off_passes_the_result_on_strict_on_raises() -> None:
     lenient = Backstop()
-    lenient._limit = _Broken()  # type: ignore[assignment]
+    lenient._machine = _Broken(lenient._machine)  # type: ignore[assignment]
     result = await call(make_server(lenient), "small")
     assert text(result) == "small and unchanged"
 
     strict = Backstop(strict=True)
-    strict._limit = _Broken()  # type: ignore[assignment]
+    strict._machine = _Broken(strict._machine)  # type: ignore[assignment]
     async with Client(make_server(strict), client_info=CLIENT) as client:
         with pytest.raises(McpError) as raised:
             await client.call_tool_mcp("small", {})

@@ -5,9 +5,10 @@ and the JSON-RPC shaper and pins the bytes the client gets in an insta snapshot 
 vector. Here the same vectors go through what the fastmcp middleware calls: a failure
 is raised as a Python exception and read with ``_facts.describe`` (its class, its
 ancestors, its ``expected``/``suggestion``/``meta`` attributes), a result is handed over
-as the dict the middleware builds, and both go to ``_core.shape_tool_call`` (or
-``_core.request_error``) with the catalog, the call and the limit. The answer must be
-the snapshot's bytes.
+as the dict the middleware builds, and both go to the core's session machine
+(``_core.SessionMachine``, as the middleware drives it: the tool listed, the call
+handed over, asked whether it need run, then its outcome), or to
+``_core.request_error``. The answer must be the snapshot's bytes.
 
 A vector whose server answers with a JSON-RPC error is not one a Python tool can
 produce: in process, a tool that raises the SDK's protocol error chose it, and it
@@ -84,29 +85,32 @@ def _through_python(vector: dict[str, Any]) -> str:
         failure = describe(_exception(outcome["failure"]))
         error, _record = _core.request_error(failure, method, uri=vector.get("uri"), session=session)
         return _canonical({"error": error})
-    catalog = _core.ToolCatalog()
-    catalog.replace([vector["tool"]])
-    limit = _core.Limit(vector["cap"])
-    call = {
-        "tool": vector["call"],
-        "arguments": list(vector.get("arguments", {})),
-        **session,
-        "server_info": None,
-    }
-    if "failure" in outcome:
+    machine = _core.SessionMachine(_core.Limit(vector["cap"]))
+    machine.client_request(1, "tools/list", may_send=False)
+    machine.server_response(1, {"tools": [vector["tool"]]})
+    own = machine.client_request(
+        2,
+        "tools/call",
+        tool=vector["call"],
+        arguments=list(vector.get("arguments", {})),
+        meta=session["meta"],
+        handshake=session["handshake"],
+    )
+    assert own is None, "the catalog is complete: no listing of the machine's own"
+    decided = machine.before_running(2)
+    if decided is None and "failure" in outcome:
         failure = describe(_exception(outcome["failure"]), vector["call"])
-        sent, error, _record, _truncation = _core.shape_tool_call(catalog, call, limit, failure=failure)
-    else:
-        sent, error, _record, _truncation = _core.shape_tool_call(
-            catalog, call, limit, result=outcome["result"]
-        )
-        if sent is None and error is None:
-            sent = outcome["result"]  # as the tool returned it
+        decided = machine.server_failure(2, failure)
+    elif decided is None:
+        decided = machine.server_result(2, outcome["result"])
+    sent, error, _truncation = decided
+    if sent is None and error is None:
+        sent = outcome["result"]  # as the tool returned it
     if error is not None:
         return _canonical({"error": error})
     if vector["revision"] >= "2026-07-28":
-        # What the SDK writes after the middleware on this revision (R4): the binding
-        # measured it in the cap and leaves the writing to the SDK.
+        # What the SDK writes after the middleware on this revision (R4), on a result
+        # the machine let pass (it counted it in the cap, L4).
         sent = {**sent, "resultType": sent.get("resultType", "complete")}
     return _canonical({"result": sent})
 

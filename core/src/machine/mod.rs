@@ -771,11 +771,18 @@ impl SessionMachine {
         let empty = ToolCatalog::new();
         let known = self.catalog.contains(&call.tool) || self.catalog.is_complete();
         let catalog = if known { &self.catalog } else { &empty };
+        // R3: an unknown revision gets the newest behaviour. In process the SDK writes
+        // the result for it, so what it adds there is counted (L4); behind a proxy the
+        // wire is what was read.
+        let revision = match self.in_process {
+            true => Some(call.session.revision()),
+            false => call.session.revision,
+        };
         let context = catalog
             .context(&call.tool)
             .with_arguments(call.arguments)
             .with_client(call.session.client)
-            .with_revision(call.session.revision)
+            .with_revision(revision)
             .with_server_stamp(self.server_stamp.clone());
         decide(catalog, &context, &self.limit)
     }
@@ -1464,11 +1471,20 @@ mod tests {
             stamp
         );
         // On 2025-11-25 nothing is added: it fits.
-        machine.client_request(call(2, "t"), false, now);
+        let older = json!({"protocolVersion": "2025-11-25"});
+        machine.client_request(call(2, "t").in_session(Some(older)), false, now);
         assert_eq!(
             machine.server_result_texts(&id(2), ToolResult::text(""), &[&fits_bare]),
             Answer::Unchanged
         );
+        // A request of no known revision gets the newest behaviour (R3): counted.
+        machine.client_request(call(4, "t"), false, now);
+        let answer = machine.server_result_texts(&id(4), ToolResult::text(""), &[&fits_bare]);
+        let Answer::Result { result, .. } = answer else {
+            panic!("unknown revision: the newest, whose resultType takes it over the cap")
+        };
+        assert_eq!(result.result_type.as_deref(), Some("complete"));
+        assert!(result.wire_size() <= 1_000);
         // Behind a proxy the wire is what was read: nothing is added.
         let mut proxy = SessionMachine::new(limit);
         proxy.set_server_stamp(Some(stamp));

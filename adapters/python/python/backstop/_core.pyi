@@ -1,6 +1,6 @@
 """Type stubs of the native module: backstop-core's decisions as plain-data functions."""
 
-from typing import Any
+from typing import Any, TypeAlias
 
 MIN_BYTES: int
 """The smallest cap that can hold every truncated result (L14)."""
@@ -54,18 +54,6 @@ def request_error(
     """The JSON-RPC error of a failed request that is not a tool call, and its log record
     (counted in ``counts``); the revision is ``revision``, or what ``session`` says."""
 
-class ToolCatalog:
-    """The tools a server has, as ``tools/list`` said: what E8 and L15 decide with."""
-
-    def __init__(self) -> None: ...
-    def learn(self, tools: list[dict[str, Any]]) -> None:
-        """Add the tools of one listing: MCP ``Tool`` dicts (name, inputSchema, outputSchema)."""
-    def replace(self, tools: list[dict[str, Any]]) -> None:
-        """Forget what was known, and know the tools of this full listing."""
-    def names(self) -> list[str]: ...
-    def __contains__(self, name: str) -> bool: ...
-    def __len__(self) -> int: ...
-
 class ErrorCounts:
     """Converted failures per ``<error_type>:<method>`` (G3), the number of keys bounded."""
 
@@ -75,18 +63,53 @@ class ErrorCounts:
     @property
     def overflow(self) -> int: ...
 
-def shape_tool_call(
-    catalog: ToolCatalog,
-    call: dict[str, Any],
-    limit: Limit,
-    *,
-    failure: dict[str, Any] | None = None,
-    result: dict[str, Any] | None = None,
-    counts: ErrorCounts | None = None,
-) -> tuple[dict[str, Any] | None, dict[str, Any] | None, dict[str, Any] | None, dict[str, Any] | None]:
-    """One tools/call decided by the core: ``(result, error, record, truncation)`` — the
-    result to send (None: the tool's own, unchanged) or the protocol error (E8), the log
-    record of a converted failure, the report of a cut."""
+#: A machine's answer to a tools/call: ``(result, error, truncation)`` — all None to send
+#: the tool's own result as it is, else the result to send instead (and the report of
+#: its cut) or the protocol error to answer with (E8).
+Answer: TypeAlias = tuple[dict[str, Any] | None, dict[str, Any] | None, dict[str, Any] | None]
+
+class SessionMachine:
+    """The core's session machine, in process (SPEC A0): every decision about a
+    server's tool calls, for every session of it. Requests are named by ints."""
+
+    def __init__(self, limit: Limit, strict: bool = False) -> None: ...
+    @property
+    def strict(self) -> bool:
+        """Whether V6's strict mode is on."""
+    def set_server_stamp(self, stamp: dict[str, Any] | None) -> None:
+        """The identity the SDK stamps into results of 2026-07-28 (R4), counted (L4)."""
+    def client_request(
+        self,
+        id: int,
+        method: str,
+        *,
+        tool: str | None = None,
+        arguments: list[str] | None = None,
+        meta: dict[str, Any] | None = None,
+        handshake: dict[str, Any] | None = None,
+        may_send: bool = True,
+    ) -> dict[str, Any] | None:
+        """A client's request; the ``{"method", "params"}`` of backstop's own request to
+        make first (list the tools: E8, R5), or None."""
+    def own_listing_answer(self, page: dict[str, Any] | None) -> dict[str, Any] | None:
+        """A page of backstop's own listing (None: it failed); the next page's request."""
+    def before_running(self, id: int) -> Answer | None:
+        """The answer that makes running tools/call ``id`` needless (E8, V6), or None."""
+    def server_response(self, id: int, result: Any) -> Answer:
+        """The server's result of request ``id`` (a tools/list page teaches the catalog)."""
+    def server_failure(self, id: int, failure: dict[str, Any]) -> Answer:
+        """The tool of tools/call ``id`` raised: the facts of its exception."""
+    def server_result(self, id: int, result: dict[str, Any]) -> Answer:
+        """The tool of tools/call ``id`` returned ``result`` (its texts read in place)."""
+    def server_notification(self, method: str) -> None: ...
+    def knows_tool(self, name: str) -> bool: ...
+    def forget(self, id: int) -> bool:
+        """Forget request ``id`` (it ended another way); whether it was pending."""
+    def take_log_records(self) -> list[dict[str, Any]]:
+        """The records of the failures converted since the last call (G1, G2)."""
+    def error_counts(self) -> dict[str, int]:
+        """Converted tools/call failures per ``<error_type>:<method>`` (G3)."""
+    def __len__(self) -> int: ...
 
 def unknown_tool_error(name: str, known: list[str]) -> dict[str, Any]:
     """The protocol error of a call of a tool that does not exist (E8)."""

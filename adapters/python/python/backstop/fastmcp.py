@@ -7,12 +7,27 @@ cap (L1–L15; O1–O3). Errors of other requests become JSON-RPC errors mapped 
 (P1, P2). Failures are logged through :mod:`logging` (logger ``backstop``) at their own
 level, and counted (G1–G3).
 
-This module decides nothing (SPEC A0): it translates fastmcp's exceptions and results
-into plain data, hands each tool call to the core's one entry point
-(``backstop._core.shape_tool_call``: E8, conversion, V3 redaction and the limit, in
-the order O2 requires) with the tool catalog the core keeps, and translates the answer
-back; it logs the core's records through :mod:`logging` and counts them in the core's
-``ErrorCounts``.
+This module decides nothing (SPEC A0): it drives the core's session machine
+(``backstop._core.SessionMachine``, one per middleware instance, serving every session
+of the server), which makes every decision — when to list the tools first and when a
+call need not run (E8, V6), what a failure or a result becomes (E1–E9, V1–V5, L1–L17,
+in the order O2 requires), what is logged and counted (G1–G3). What this module
+translates, and nothing more:
+
+- a ``tools/call`` into the machine's request: the tool, the names of its arguments,
+  the request's ``_meta`` and the session's ``initialize`` params (R2, R3);
+- the server's tools, listed through fastmcp's public ``list_tools`` and ``get_tool``
+  when the machine asks, and the tools a client's own ``tools/list`` returns, into
+  ``tools/list`` results (fastmcp tells a middleware nothing when its tools change: a
+  name the machine's catalog lacks, or fastmcp's own ``Unknown tool`` error, is taken
+  as that word);
+- an exception into its facts (``_facts.describe``), a fastmcp ``ToolResult`` into a
+  dict with MCP's wire names (its texts referenced, not copied), and the server's
+  identity into the stamp its SDK adds (R4);
+- the machine's answer back into a ``ToolResult`` or a raised protocol error, and its
+  log records into :mod:`logging` records.
+
+Errors of other requests go to ``backstop._core.request_error`` (P1, P2, R3).
 
 It hooks fastmcp only through the public :class:`fastmcp.server.middleware.Middleware`
 API (``on_call_tool``, ``on_list_tools``, ``on_request``) and never overrides a private
@@ -29,6 +44,7 @@ For a drop-in replacement of libtmux-mcp's pair, :class:`ToolErrorResultMiddlewa
 from __future__ import annotations
 
 import functools
+import itertools
 import logging
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -229,9 +245,13 @@ def _tool_entries(tools: Iterable[Any]) -> list[dict[str, Any]]:
     return [entry for entry in map(_tool_entry, tools) if entry is not None]
 
 
+#: The notification that the server's tools changed, as the machine reads it.
+_TOOLS_LIST_CHANGED = "notifications/tools/list_changed"
+
+
 def _says_unknown_tool(exc: BaseException | None, name: str) -> bool:
     """fastmcp's own word that it has no tool ``name`` (``NotFoundError("Unknown tool:
-    'x'")``): the catalog may be stale, so it is listed again before the core decides."""
+    'x'")``): its tools changed since they were listed."""
     return (
         exc is not None
         and type(exc).__name__ == "NotFoundError"
@@ -256,14 +276,16 @@ def _tool_names(tools: Iterable[str] | None) -> list[str] | None:
 
 
 class _Driver(Middleware):
-    """What the three middleware classes share: a driver of the core for one server.
+    """What the three middleware classes share: a driver of the core's session machine
+    for one server.
 
-    It keeps the state the core decides with — the tool catalog (learnt from every
-    ``tools/list``, and listed from the server when a call names a tool it does not
-    know; R5) and the error counts (G3) — hands each tool call to the core's one entry
-    point, and logs the records the core makes (G1, G2). Which halves of the job a class
-    does is set by its constructor: ``_converts`` (failures become results) and
-    ``_limit`` (a limit that applies to no tool for the converter alone).
+    For each ``tools/call`` it hands the machine the request (the tool, the names of its
+    arguments, the request's ``_meta``, the session's ``initialize`` params), lists the
+    server's tools when the machine asks (E8, R5), asks whether the call need run at
+    all (E8, V6), runs it, and hands over what it returned or raised; it sends what the
+    machine answers, and logs the records the machine makes (G1, G2). Which halves of
+    the job a class does is set by its constructor: ``_converts`` (failures become
+    results) and the limit (one that applies to no tool for the converter alone).
     """
 
     _converts: bool
@@ -282,13 +304,18 @@ class _Driver(Middleware):
         log: logging.Logger | None,
         strict: bool,
         transform_errors: bool,
+        strict_arguments: bool = False,
     ) -> None:
         self._converts = converts
         self._limit = limit
         self._notify = notify
         self._logger = log or logger
         self._strict = strict
-        self._catalog = _core.ToolCatalog()
+        # One machine for every session of the server: each request names its session.
+        self._machine = _core.SessionMachine(limit, strict=strict_arguments)
+        self._ids = itertools.count(1)
+        self._stamp: dict[str, Any] | None = None
+        # The failures of requests other than tools/call (the machine counts the calls').
         self._counts = _core.ErrorCounts()
         self.transform_errors = transform_errors
         self.include_traceback = False
@@ -297,11 +324,11 @@ class _Driver(Middleware):
     @property
     def error_counts(self) -> dict[str, int]:
         """Converted failures per ``<error_type>:<method>`` (G3)."""
-        return self._counts.as_dict()
+        return {**self._machine.error_counts(), **self._counts.as_dict()}
 
     def get_error_stats(self) -> dict[str, int]:
         """A copy of :attr:`error_counts`, as fastmcp's ``ErrorHandlingMiddleware`` names it."""
-        return self._counts.as_dict()
+        return self.error_counts
 
     def _record(
         self,
@@ -339,43 +366,53 @@ class _Driver(Middleware):
         call_next: CallNext[Any, Sequence[Any]],
     ) -> Sequence[Any]:
         tools = await call_next(context)
-        self._catalog.learn(_tool_entries(tools))
+        try:  # the client's own listing teaches the machine too
+            self._learn({"tools": _tool_entries(tools)})
+        except Exception:
+            if self._strict:
+                raise
+            logger.exception("backstop could not read a tools/list")
         return tools
 
-    async def _learn_tools(
-        self, context: MiddlewareContext[Any], name: str, exc: BaseException | None
-    ) -> None:
-        """Make the catalog know what the server has before the core decides with it: a
-        tool it does not know, or one fastmcp says is unknown, has the server's tools
-        listed (every tool, without running middleware: a complete catalog for E8)."""
-        if name in self._catalog and not _says_unknown_tool(exc, name):
-            return
-        server = getattr(context.fastmcp_context, "fastmcp", None)
-        if server is None:
-            return
+    def _learn(self, page: dict[str, Any]) -> None:
+        """Hand the machine a listing of the tools as a ``tools/list`` and its result."""
+        request = next(self._ids)
         try:
-            tools = await server.list_tools(run_middleware=False)
-        except Exception:
-            logger.debug("backstop could not list the tools", exc_info=True)
-            return
-        self._catalog.replace(_tool_entries(tools))
-        if name not in self._catalog and exc is None:
-            # A tool that answers but is not listed: its own entry, so that it is not
-            # listed for again on every call.
-            try:
-                tool = await server.get_tool(name)
-            except Exception:
-                return
-            if tool is not None:
-                self._catalog.learn(_tool_entries([tool]))
+            self._machine.client_request(request, "tools/list", may_send=False)
+            self._machine.server_response(request, page)
+        finally:
+            self._machine.forget(request)
 
     async def on_call_tool(
         self,
         context: MiddlewareContext[Any],
         call_next: CallNext[Any, Any],
     ) -> Any:
-        failure: dict[str, Any] | None = None
-        name = context.message.name
+        request = next(self._ids)
+        try:
+            return await self._call(context, call_next, context.message.name, request)
+        finally:
+            self._machine.forget(request)  # answered, raised or cancelled: not pending
+
+    async def _call(
+        self,
+        context: MiddlewareContext[Any],
+        call_next: CallNext[Any, Any],
+        name: str,
+        request: int,
+    ) -> Any:
+        try:
+            decided = await self._before_running(context, name, request)
+            if decided is not None:
+                sent = self._send(context, name, None, decided)
+                if sent is not None:
+                    return sent
+        except _ProtocolError:
+            raise
+        except Exception:
+            if self._strict:
+                raise
+            logger.exception("backstop could not prepare a call of %s", name)
         try:
             result = await call_next(context)
         except _ProtocolError:
@@ -384,8 +421,7 @@ class _Driver(Middleware):
             if not self._converts:
                 raise
             try:
-                failure = describe(exc, name)
-                return await self._shape(context, name, exc, None, failure)
+                sent = await self._failed(context, name, request, exc)
             except _ProtocolError:
                 raise
             except Exception:
@@ -393,12 +429,16 @@ class _Driver(Middleware):
                     raise
                 logger.exception("backstop could not convert a failure of %s", name)
                 raise exc from None
+            if sent is None:
+                raise
+            return sent
         # Only complete results: input-required asks and task acknowledgements are
         # other types and pass untouched (L1).
         if type(result) is not ToolResult:
             return result
         try:
-            return await self._shape(context, name, None, result, None)
+            decided = self._machine.server_result(request, _result_dict(result))
+            sent = self._send(context, name, None, decided)
         except _ProtocolError:
             raise
         except Exception:
@@ -406,42 +446,95 @@ class _Driver(Middleware):
                 raise
             logger.exception("backstop could not limit a result of %s", name)
             return result
+        return result if sent is None else sent
 
-    async def _shape(
+    async def _before_running(
+        self, context: MiddlewareContext[Any], name: str, request: int
+    ) -> tuple[Any, Any, Any] | None:
+        """Hand the call to the machine, list the server's tools if it asks (E8, R5),
+        and its answer when the call need not run (E8, V6; the converters only)."""
+        machine = self._machine
+        if not machine.knows_tool(name):
+            # fastmcp tells a middleware nothing of a change of its tools: a name the
+            # catalog does not hold is taken as that word, so it is listed again.
+            machine.server_notification(_TOOLS_LIST_CHANGED)
+        arguments = context.message.arguments or {}
+        own = machine.client_request(
+            request,
+            "tools/call",
+            tool=name,
+            arguments=[str(key) for key in arguments],
+            meta=_request_meta(context.message) or None,
+            handshake=_handshake(context),
+        )
+        while own is not None:
+            try:
+                page = await self._listing(context, name)
+            except BaseException:  # a cancellation: the listing ends here
+                machine.own_listing_answer(None)
+                raise
+            own = machine.own_listing_answer(page)
+        stamp = _server_info(context)
+        if stamp != self._stamp:
+            machine.set_server_stamp(stamp)
+            self._stamp = stamp
+        return machine.before_running(request) if self._converts else None
+
+    async def _listing(self, context: MiddlewareContext[Any], name: str) -> dict[str, Any] | None:
+        """The server's tools as a ``tools/list`` result, through fastmcp's public API
+        (every tool, without running middleware), or None when they cannot be listed.
+        A tool ``name`` that answers but is not listed (an injected one) is in it too.
+        fastmcp lists in one page: no ``nextCursor``."""
+        server = getattr(context.fastmcp_context, "fastmcp", None)
+        if server is None:
+            return None
+        try:
+            tools = _tool_entries(await server.list_tools(run_middleware=False))
+            if all(tool["name"] != name for tool in tools):
+                tool = await server.get_tool(name)
+                if tool is not None:
+                    tools += _tool_entries([tool])
+        except Exception:
+            logger.debug("backstop could not list the tools", exc_info=True)
+            return None
+        return {"tools": tools}
+
+    async def _failed(
+        self, context: MiddlewareContext[Any], name: str, request: int, exc: BaseException
+    ) -> ToolResult | None:
+        """The machine's answer to a call whose tool raised ``exc``; None: raise it."""
+        failure = describe(exc, name)
+        decided = None
+        if _says_unknown_tool(exc, name):
+            # fastmcp's own word that it has no such tool: its tools changed since they
+            # were listed. The machine learns them anew and is asked again (E8, R5).
+            page = await self._listing(context, name)
+            if page is not None:
+                self._learn(page)
+            decided = self._machine.before_running(request)
+        if decided is None:
+            decided = self._machine.server_failure(request, failure)
+        return self._send(context, name, exc, decided, failure)
+
+    def _send(
         self,
         context: MiddlewareContext[Any],
         name: str,
         exc: BaseException | None,
-        result: ToolResult | None,
-        failure: dict[str, Any] | None,
-    ) -> ToolResult:
-        """The core's answer to one tool call, translated back for fastmcp."""
-        await self._learn_tools(context, name, exc)
-        arguments = context.message.arguments or {}
-        call = {
-            "tool": name,
-            "arguments": [str(key) for key in arguments],
-            **_session(context),
-            "server_info": _server_info(context),
-        }
-        if failure is not None:
-            shaped = _core.shape_tool_call(
-                self._catalog, call, self._limit, failure=failure, counts=self._counts
-            )
-        else:
-            assert result is not None
-            data = _result_dict(result)
-            shaped = _core.shape_tool_call(self._catalog, call, self._limit, result=data, counts=self._counts)
-        sent, error, record, truncation = shaped
-        if record is not None:
+        decided: tuple[Any, Any, Any],
+        failure: dict[str, Any] | None = None,
+    ) -> ToolResult | None:
+        """The machine's answer translated back for fastmcp: the result to send, None
+        to send the tool's own outcome as it is, or the protocol error raised (E8)."""
+        sent, error, truncation = decided
+        for record in self._machine.take_log_records():
             self._record(record, exc, context, failure.get("log_level") if failure else None)
             if exc is not None and self.include_traceback:
                 self._logger.debug("traceback of %s", name, exc_info=exc)
         if error is not None:
             raise _protocol_error(error) from exc
         if sent is None:
-            assert result is not None, "the core converts every failure"
-            return result
+            return None
         if truncation is not None:
             self.truncations += 1
             logger.info(
@@ -582,6 +675,9 @@ class Backstop(_Driver):
             raised, for tests that want to see it.
         on_error: called with each converted failure's log record and its exception
             (G3); a callback that raises is logged, never propagated.
+        strict_arguments: V6's strict mode: a call that gives an argument the tool's
+            input schema does not name is rejected before the tool runs (an ``isError``
+            result naming it, V4). Off by default: the tool's own validation decides.
 
     Attributes:
         error_counts: converted failures per ``<error_type>:<method>`` (G3).
@@ -596,6 +692,7 @@ class Backstop(_Driver):
         strict: bool = False,
         on_error: ErrorCallback | None = None,
         keep: str | Mapping[str, str] | None = None,
+        strict_arguments: bool = False,
     ) -> None:
         notify: _Notify | None = None
         if on_error is not None:
@@ -605,6 +702,14 @@ class Backstop(_Driver):
 
         policies = dict(keep) if isinstance(keep, Mapping) else keep
         limit = _core.Limit(max_bytes, _tool_names(tools), line_align, policies)
-        self._start(converts=True, limit=limit, notify=notify, log=None, strict=strict, transform_errors=True)
+        self._start(
+            converts=True,
+            limit=limit,
+            notify=notify,
+            log=None,
+            strict=strict,
+            transform_errors=True,
+            strict_arguments=strict_arguments,
+        )
         self.max_bytes = max_bytes
         self.strict = strict
