@@ -31,7 +31,8 @@ use super::schema::{Applicable, NotUnderstood};
 use super::serialization::is_serialization_of;
 use super::{
     Cutter, ERROR_META_KEYS, HeldInPart, Keep, Limit, Limited, MetaKept, TRUNCATION_META_KEY,
-    Truncation, find_cut, find_cut_from, find_head_cut, header, kept_meta, share_of, with_header,
+    Truncation, find_cut, find_cut_from, find_head_cut, header_of, kept_meta, share_of,
+    with_header,
 };
 use crate::result::{Content, ToolResult};
 use crate::wire::Weights;
@@ -1007,7 +1008,7 @@ impl Texts<'_> {
 /// the header line goes before it, so that a model reading the text sees the cut.
 fn header_block(report: &Truncation, texts: &Texts<'_>) -> Option<String> {
     (texts.serialization.is_some() && texts.other_blocks.is_empty())
-        .then(|| header(report.dropped_bytes))
+        .then(|| header_of(report.dropped_bytes, report.dropped_blocks))
 }
 
 /// The length of `value`'s compact serialization (as a cut writes it).
