@@ -506,8 +506,8 @@ proptest! {
 
 /// A shaper at `cap` that knows `capture_pane`'s output schema (fastmcp's for a tool
 /// returning `str`), with its call pending under id 1.
-fn shaper_with_schema(cap: usize) -> Shaper {
-    let mut shaper = Shaper::new(Limit::new(cap).unwrap());
+fn shaper_with_schema(cap: usize, keep: Keep) -> Shaper {
+    let mut shaper = Shaper::new(Limit::new(cap).unwrap().with_keep(keep));
     shaper.client_message(br#"{"jsonrpc":"2.0","id":"l","method":"tools/list"}"#);
     let list = json!({"jsonrpc": "2.0", "id": "l", "result": {"tools": [{"name": "capture_pane",
         "inputSchema": {"type": "object"},
@@ -532,8 +532,8 @@ proptest! {
 
     /// B3 with L15: fastmcp's result of a tool returning a long `str` (the text block,
     /// and `structuredContent.result` the same string) is cut as the whole would be,
-    /// with the schema; and a text block that is the value's JSON (then read whole)
-    /// too.
+    /// with the schema, under each keep policy (L16: the scan holds the ends it keeps);
+    /// and a text block that is the value's JSON (then read whole) too.
     #[test]
     fn structured_results_streamed_equal_whole(
         runs in prop::collection::vec((0usize..10, 1usize..300), 1..4),
@@ -541,6 +541,11 @@ proptest! {
         cap in 3_000usize..40_000,
         serialized in any::<bool>(),
         chunks in prop::collection::vec(prop_oneof![1usize..8, 4096usize..300_000], 1..4),
+        keep in prop_oneof![
+            Just(Keep::Tail),
+            Just(Keep::Head),
+            (0u16..=1000).prop_map(|head_per_mille| Keep::HeadAndTail { head_per_mille }),
+        ],
     ) {
         let big = text(&runs, len);
         let value = json!({"result": big});
@@ -549,13 +554,13 @@ proptest! {
             "content": [{"type": "text", "text": shown}], "structuredContent": value,
             "isError": false, "_meta": {"fastmcp": {"wrap_result": true}}}}).to_string();
         let expected = {
-            let mut shaper = shaper_with_schema(cap);
+            let mut shaper = shaper_with_schema(cap, keep);
             let forward = shaper.server_message(line.as_bytes());
             [forward.bytes(line.as_bytes()), b"\n"].concat()
         };
         prop_assert!(expected.len() < cap + 200, "the reference cut it");
         let (sent, read_whole) =
-            streamed_by(shaper_with_schema(cap), line.as_bytes(), 64 << 10, &chunks);
+            streamed_by(shaper_with_schema(cap, keep), line.as_bytes(), 64 << 10, &chunks);
         prop_assert_eq!(String::from_utf8_lossy(&sent), String::from_utf8_lossy(&expected));
         // The text of a `str` is decided from what is held; only a text that may be the
         // value's JSON (it is, or it starts with whitespace) may be read whole — unless
