@@ -55,10 +55,10 @@ mod structured;
 use serde::Serialize;
 
 pub(crate) use cutter::{
-    Cutter, find_cut, find_cut_from, find_head_cut, header, kept_meta, share_of, with_header,
+    Cutter, find_cut, find_cut_from, find_head_cut, header_of, kept_meta, share_of, with_header,
 };
 pub(crate) use entry_points::texts_apart;
-pub use held_in_part::HeldInPart;
+pub use held_in_part::{HeldEnds, HeldInPart};
 use payload::PayloadTail;
 pub use settings::{Keep, KeepError, Limit, LimitError};
 pub use structured::{RESULT_TOO_LARGE, RESULT_TOO_LARGE_SUGGESTION, StructuredCut};

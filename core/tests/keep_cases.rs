@@ -68,8 +68,9 @@ fn a_tool_keeps_its_own_policy_and_others_the_default() {
     );
 }
 
-/// The streaming paths hold only the tails of long strings: a head cannot be decided
-/// from them, so they ask for the whole (`Err`).
+/// A string held only at its tail (as the Python binding holds it) cannot decide a
+/// head: the whole is asked for (`Err`). Holding a head as well decides it
+/// (`in_part_properties.rs`).
 #[test]
 fn a_result_held_in_part_needs_the_whole_for_a_head() {
     use backstop_core::limit::HeldInPart;

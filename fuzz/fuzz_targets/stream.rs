@@ -2,12 +2,14 @@
 //! panics, nothing is left held, and what it sends — to the client and to the server —
 //! is exactly what the whole-line path sends (`Shaper::route_server_message` on each
 //! line, the line as it came when unchanged), with every line over 16 bytes scanned as
-//! it arrives, sent on early or held to its end.
+//! it arrives, sent on early or held to its end — under each keep policy of the
+//! `tools/call`'s tool (L16: the scan then holds a head, a tail or both).
 #![no_main]
 
 #[path = "support/pending.rs"]
 mod pending;
 
+use backstop_core::limit::Keep;
 use backstop_jsonrpc::stream::{MemorySink, ServerStream};
 use libfuzzer_sys::fuzz_target;
 
@@ -15,8 +17,16 @@ fuzz_target!(|data: &[u8]| {
     let Some((&sizes, output)) = data.split_first_chunk::<2>() else {
         return;
     };
+    // The top bits of the first size, unused by it, pick the policy.
+    let keep = match sizes[0] >> 6 {
+        0 | 1 => Keep::Tail,
+        2 => Keep::Head,
+        _ => Keep::HeadAndTail {
+            head_per_mille: 500,
+        },
+    };
     // The whole-line path, lines as the proxy's framing reads them.
-    let mut whole = pending::shaper();
+    let mut whole = pending::shaper_keeping(keep);
     let mut expected = Vec::new();
     let mut pieces: Vec<&[u8]> = output.split(|&b| b == b'\n').collect();
     if pieces.last().is_some_and(|last| last.is_empty()) {
@@ -34,7 +44,7 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     // The streaming path, in chunks of two alternating sizes.
-    let mut streamed = pending::shaper();
+    let mut streamed = pending::shaper_keeping(keep);
     let mut stream = ServerStream::new(16);
     let mut sink = MemorySink::default();
     let mut rest = output;

@@ -3,7 +3,9 @@
 //! a 100 MB one come out cut right, a 1 GB message that needs no change comes out
 //! byte-identical, and the proxy's peak resident memory (VmHWM from `/proc`, read
 //! while it still runs) stays within [`RSS_BOUND`] — a bound on memory is a
-//! correctness property here, not a speed claim.
+//! correctness property here, not a speed claim. Under `--keep head` and
+//! `--keep head+tail` (L16) a 100 MB result comes out as the core's cut of the whole,
+//! within the same bound: the proxy holds only the ends the policy keeps (L13).
 //!
 //! The server is the `big_line_server` example: it writes each line from one repeated
 //! 64 KiB block ([`scrollback::BigLine`]), so this test knows every byte it wrote and
@@ -23,6 +25,8 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
+use backstop_core::limit::Keep;
+use backstop_core::{Limit, ToolResult};
 use scrollback::{BigLine, LAST_SCREEN, Shape};
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -65,8 +69,15 @@ struct Proxy {
 
 impl Proxy {
     fn start() -> Proxy {
+        Proxy::start_with(&[])
+    }
+
+    /// [`Proxy::start`] with more options before the `--` (a `--keep`, say).
+    fn start_with(options: &[&str]) -> Proxy {
         let mut child = Command::new(support::backstop())
-            .args(["proxy", "--max-bytes", &CAP.to_string(), "--"])
+            .args(["proxy", "--max-bytes", &CAP.to_string()])
+            .args(options)
+            .arg("--")
             .arg(big_line_server())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -212,6 +223,13 @@ impl Scrollback {
         self.chunk.len() * self.repeats + self.last.len()
     }
 
+    /// The whole text (for a 100 MB one: the test holds it, the proxy must not).
+    fn whole(&self) -> String {
+        let mut whole = self.chunk.repeat(self.repeats);
+        whole.push_str(&self.last);
+        whole
+    }
+
     /// The text's bytes from `at` to its end (hold only what a cut keeps).
     fn from(&self, at: usize) -> Vec<u8> {
         let middle = self.chunk.len() * self.repeats;
@@ -297,6 +315,75 @@ fn result_is_cut(case: &str, bytes: usize, id_last: bool) {
     assert_eq!(report["dropped_bytes"], dropped, "L12");
     assert_eq!(report["original_bytes"], original.len(), "L12");
     check_peak_rss(case, written.wire_len(), peak, took);
+}
+
+/// A 100 MB `tools/call` result line through the proxy run with `keep` (L16): it comes
+/// out exactly as the core cuts the whole result under the policy (L13: the proxy held
+/// only the ends the policy keeps), and within B3's memory.
+fn result_is_cut_keeping(case: &str, keep: &[&str], policy: Keep, id_last: bool) {
+    let bytes = 100 * MB;
+    let shape = if id_last {
+        Shape::ResultIdLast
+    } else {
+        Shape::ResultIdFirst
+    };
+    let written = BigLine::new(shape, "2", bytes);
+    let mut proxy = Proxy::start_with(keep);
+    let start = Instant::now();
+    proxy.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"scrollback","arguments":{{"bytes":{bytes},"id_last":{id_last}}}}}}}"#
+    ));
+    let line = proxy.small_line();
+    let took = start.elapsed();
+    let peak = proxy.peak_rss();
+    proxy.finish();
+
+    let response: Value = serde_json::from_slice(&line).expect("the cut line is JSON");
+    assert_eq!(
+        (&response["jsonrpc"], &response["id"]),
+        (&Value::from("2.0"), &Value::from(2))
+    );
+    let whole = ToolResult::text(Scrollback::of(&written).whole());
+    let limit = Limit::new(CAP).unwrap().with_keep(policy);
+    let expected = limit.truncate(&whole).expect("over the cap").result;
+    drop(whole);
+    assert!(
+        response["result"] == serde_json::to_value(&expected).unwrap(),
+        "{case}: the proxy's cut is the core's cut of the whole result"
+    );
+    let text = response["result"]["content"][0]["text"].as_str().unwrap();
+    let first_line = Scrollback::of(&written)
+        .chunk
+        .lines()
+        .next()
+        .unwrap()
+        .to_owned();
+    assert!(text.starts_with(&first_line), "{case}: the head is kept");
+    let wire = serde_json::to_vec(&response["result"]).unwrap().len();
+    assert!(wire <= CAP, "L4: the result's wire size {wire} > {CAP}");
+    check_peak_rss(case, written.wire_len(), peak, took);
+}
+
+#[test]
+fn b3_a_100_mb_result_keeping_its_head_is_cut_within_the_bound() {
+    result_is_cut_keeping(
+        "100 MB result, --keep scrollback=head",
+        &["--keep", "scrollback=head"],
+        Keep::Head,
+        false,
+    );
+}
+
+#[test]
+fn b3_a_100_mb_result_keeping_head_and_tail_id_last_is_cut_within_the_bound() {
+    result_is_cut_keeping(
+        "100 MB result, id last, --keep head+tail:0.3",
+        &["--keep", "head+tail:0.3"],
+        Keep::HeadAndTail {
+            head_per_mille: 300,
+        },
+        true,
+    );
 }
 
 #[test]

@@ -3,9 +3,10 @@
 //!
 //! The scan keeps the message's *skeleton*: every byte of it except the middle of long
 //! strings. A long string in a content block of a result (`result.content[i].text`,
-//! `.data`, `.blob`, or the same in its `resource`) keeps only its tail — enough for any
-//! cut ([`HeldInPart::min_held_bytes`]) — with its exact length counted; any other long
-//! string is dropped whole and the scan says so. The skeleton is valid JSON exactly when
+//! `.data`, `.blob`, or the same in its `resource`) keeps only the ends a cut can keep
+//! under the keep policy of the call's tool (L16): its tail, its head, or both, as the
+//! core says ([`HeldEnds`], `Limit::held_ends`) — with its exact length counted; any
+//! other long string is dropped whole and the scan says so. The skeleton is valid JSON exactly when
 //! the message is: the dropped middles are checked as they pass (UTF-8, escapes, control
 //! characters, surrogate pairs — B4), and what is kept is read by serde_json later.
 //!
@@ -29,10 +30,9 @@
 //! assert!(!scanned.invalid && scanned.holes.is_empty());
 //! ```
 
-use backstop_core::call::MAX_RECOGNIZED_BYTES;
-use backstop_core::limit::HeldInPart;
+use backstop_core::limit::{HeldEnds, Keep};
 
-use place::{CHECKPOINT_EVERY, Place, Ring, held_start};
+use place::{Place, Ring, held_start};
 
 mod lexer;
 mod place;
@@ -78,6 +78,8 @@ pub struct Hole {
     pub pointer: Option<String>,
     /// The first byte the string decodes to (0x80 for a character that is not ASCII).
     pub first: u8,
+    /// The UTF-8 bytes of its head that are held (0: only its tail is).
+    pub held_head: usize,
     /// The UTF-8 bytes of the whole string.
     pub decoded_len: usize,
     /// It may hold `input_value=`/`input_type=` (V3): it holds `input_`, or an
@@ -135,7 +137,9 @@ struct Str {
     may_quote: bool,
     /// The first byte it decodes to, once seen (0: none yet).
     first: u8,
-    /// Held in part: its tail.
+    /// What of its ends it holds if it is held in part (the scan's, when it opened).
+    ends: HeldEnds,
+    /// Held in part: its head and tail.
     ring: Option<Ring>,
     /// Dropped whole.
     dropped: bool,
@@ -146,8 +150,8 @@ struct Str {
 /// The incremental scan of one message: push its bytes as they come, then finish.
 #[derive(Debug)]
 pub struct Scan {
-    need: usize,
-    threshold: usize,
+    /// What of a long string's ends is held, for strings opened from now on.
+    ends: HeldEnds,
     skeleton: Vec<u8>,
     holes: Vec<(usize, Hole, Ring)>,
     stack: Vec<Container>,
@@ -174,15 +178,32 @@ enum TopKey {
 }
 
 impl Scan {
-    /// A scan for a cap of `max_bytes`: strings longer than a cut could keep and than
-    /// [`MAX_RECOGNIZED_BYTES`] are held in part.
+    /// A scan for a cap of `max_bytes` that keeps tails ([`Keep::Tail`]): strings
+    /// longer than a cut could keep and than
+    /// [`MAX_RECOGNIZED_BYTES`](backstop_core::call::MAX_RECOGNIZED_BYTES) are held in part.
     pub fn new(max_bytes: usize) -> Self {
-        // A little more than the core asks: the held tail may start a few bytes in (at a
-        // character boundary).
-        let need = HeldInPart::min_held_bytes(max_bytes) + 16;
+        Self::holding(HeldEnds::for_keep(max_bytes, Keep::Tail))
+    }
+
+    /// A scan that holds `ends` of each long string (`Limit::held_ends`: what the keep
+    /// policies that may apply can keep, L16).
+    ///
+    /// ```
+    /// use backstop_core::{Limit, limit::Keep};
+    /// use backstop_jsonrpc::scan::Scan;
+    /// let limit = Limit::new(1_000).unwrap().with_keep(Keep::Head);
+    /// let mut scan = Scan::holding(limit.held_ends(None));
+    /// let text = format!("FIRST{}LAST", "x".repeat(3_000_000));
+    /// scan.push(format!(r#"{{"id":1,"result":{{"content":[{{"type":"text","text":"{text}"}}]}}}}"#).as_bytes());
+    /// assert!(scan.kept_bytes() < 200_000, "the head only");
+    /// let scanned = scan.finish();
+    /// assert_eq!(scanned.holes[0].decoded_len, text.len());
+    /// let skeleton = String::from_utf8(scanned.skeleton).unwrap();
+    /// assert!(skeleton.contains("FIRSTxxx") && !skeleton.contains("LAST"));
+    /// ```
+    pub fn holding(ends: HeldEnds) -> Self {
         Self {
-            need,
-            threshold: need.max(MAX_RECOGNIZED_BYTES) + CHECKPOINT_EVERY,
+            ends,
             skeleton: Vec::new(),
             holes: Vec::new(),
             stack: Vec::new(),
@@ -230,9 +251,25 @@ impl Scan {
             + self
                 .holes
                 .iter()
-                .map(|(_, _, ring)| ring.bytes.len())
+                .map(|(_, _, ring)| ring.len())
                 .sum::<usize>()
-            + open.map_or(0, |ring| ring.bytes.len())
+            + open.map_or(0, Ring::len)
+    }
+
+    /// From here on, hold `ends` of each long string: once the call's tool is known,
+    /// what its keep policy can keep (`Limit::held_ends`). A string already open keeps
+    /// what it holds.
+    ///
+    /// ```
+    /// use backstop_core::limit::HeldEnds;
+    /// let mut scan = backstop_jsonrpc::scan::Scan::new(1_000);
+    /// scan.hold_ends(HeldEnds { head: 5_000, tail: 0 });
+    /// scan.push(format!(r#"{{"result":{{"content":[{{"text":"{}"}}]}}}}"#, "y".repeat(3 << 20)).as_bytes());
+    /// assert!(scan.kept_bytes() < 100_000);
+    /// assert_eq!(scan.finish().holes[0].held_head, 5_000);
+    /// ```
+    pub fn hold_ends(&mut self, ends: HeldEnds) {
+        self.ends = ends;
     }
 
     /// Whether the bytes so far are already not valid JSON.
@@ -283,12 +320,12 @@ impl Scan {
         let mut skeleton = Vec::new();
         let mut holes = Vec::new();
         if !self.overflowed {
-            skeleton.reserve(
-                self.skeleton.len() + self.holes.iter().map(|h| h.2.bytes.len()).sum::<usize>(),
-            );
+            skeleton
+                .reserve(self.skeleton.len() + self.holes.iter().map(|h| h.2.len()).sum::<usize>());
             let mut at = 0;
             for (offset, hole, mut ring) in self.holes {
                 skeleton.extend_from_slice(&self.skeleton[at..offset]);
+                skeleton.extend_from_slice(&ring.head);
                 skeleton.extend_from_slice(held_start(ring.bytes.make_contiguous()));
                 at = offset;
                 holes.push(hole);

@@ -28,6 +28,7 @@
 
 use std::time::Instant;
 
+use backstop_core::limit::HeldEnds;
 use backstop_core::machine::PendingRequests;
 use backstop_core::machine::{self, Answer, ClientRequest, OwnRequest, Response, SessionMachine};
 use backstop_core::{
@@ -646,6 +647,28 @@ impl Shaper {
             Some(id) => self.machine.passes_early(Some(&id.into()), None, result),
             None => false,
         }
+    }
+
+    /// What a [`crate::scan::Scan`] holds of each long string of a server message
+    /// whose top-level `id` (raw JSON) is `id`: for a response to a pending
+    /// `tools/call`, the ends its tool's keep policy can keep (L16); before the id is
+    /// known, enough for every policy of the limit (B3 either way).
+    ///
+    /// ```
+    /// use backstop_core::{Limit, limit::Keep};
+    /// let limit = Limit::new(1_000).unwrap().keep_for("git_log", Keep::Head);
+    /// let mut shaper = backstop_jsonrpc::Shaper::new(limit.clone());
+    /// shaper.client_message(br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"git_log"}}"#);
+    /// assert_eq!(shaper.held_ends(Some(b"3")), limit.held_ends(Some("git_log")));
+    /// assert_eq!(shaper.held_ends(None), limit.held_ends(None));
+    /// ```
+    pub fn held_ends(&self, id: Option<&[u8]>) -> HeldEnds {
+        let id = id
+            .and_then(|raw| serde_json::from_slice::<&RawValue>(raw).ok())
+            .and_then(RequestId::from_raw)
+            .map(machine::RequestId::from);
+        let tool = id.as_ref().and_then(|id| self.machine.pending_tool(id));
+        self.machine.limit().held_ends(tool)
     }
 
     /// The decision for a long server message from what a [`crate::scan::Scan`] held

@@ -200,7 +200,8 @@ impl LongMessage {
     pub fn new(shaper: &Shaper) -> Self {
         Self {
             state: LongState::Scanning {
-                scan: Box::new(Scan::new(shaper.limit().max_bytes())),
+                // The tool is not known before the id: hold what any policy keeps.
+                scan: Box::new(Scan::holding(shaper.held_ends(None))),
                 asked: (false, false, false),
             },
             answers: None,
@@ -234,6 +235,10 @@ impl LongMessage {
         );
         if !scan.is_invalid() && known == *asked {
             return;
+        }
+        if known.0 && !asked.0 {
+            // The id says which call this answers: hold what its tool's policy keeps.
+            scan.hold_ends(shaper.held_ends(scan.top_id()));
         }
         *asked = known;
         let invalid = scan.is_invalid();

@@ -3,6 +3,7 @@
 //! Value path), while what is held of a long line stays bounded by the cap.
 
 use backstop_core::Limit;
+use backstop_core::limit::{HeldInPart, Keep};
 use backstop_jsonrpc::Shaper;
 use backstop_jsonrpc::scan::Scan;
 use backstop_jsonrpc::stream::{MemorySink, ServerStream};
@@ -12,7 +13,13 @@ use serde_json::{Value, json};
 /// A shaper at `cap` with a pending `tools/call` of `tool` under id 1, and a pending
 /// `resources/read` under id 2.
 fn shaper(cap: usize) -> Shaper {
-    let mut shaper = Shaper::new(Limit::new(cap).unwrap());
+    keeping(cap, Keep::Tail)
+}
+
+/// [`shaper`], `capture_pane` keeping `keep` (L16; other tools their tails).
+fn keeping(cap: usize, keep: Keep) -> Shaper {
+    let limit = Limit::new(cap).unwrap().keep_for("capture_pane", keep);
+    let mut shaper = Shaper::new(limit);
     shaper.client_message(
         br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"capture_pane","arguments":{"pane":"%1"}}}"#,
     );
@@ -24,7 +31,11 @@ fn shaper(cap: usize) -> Shaper {
 
 /// The whole-line path: what the shaper sends for `line`, with its line break.
 fn whole(cap: usize, line: &[u8]) -> Vec<u8> {
-    let mut shaper = shaper(cap);
+    whole_by(shaper(cap), line)
+}
+
+/// [`whole`] through `shaper`.
+fn whole_by(mut shaper: Shaper, line: &[u8]) -> Vec<u8> {
     let route = shaper.route_server_message(line);
     let mut out = Vec::new();
     for message in route.to_client {
@@ -156,6 +167,32 @@ proptest! {
         prop_assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(&expected));
         prop_assert_eq!(read_whole, 0, "decided from what was held");
     }
+
+    /// B3 and L13 under the head policies (L16): the scan holds the head, or both ends,
+    /// of the long text — the tool known from the id, or not yet when the id comes
+    /// last — and the result is cut as the whole line would be, never read whole.
+    #[test]
+    fn streamed_equals_whole_under_every_policy(
+        runs in prop::collection::vec((0usize..10, 1usize..300), 1..6),
+        len in 1_100_000usize..1_500_000,
+        cap in prop_oneof![Just(2_000usize), 2_000usize..60_000],
+        keep in prop_oneof![
+            Just(Keep::Head),
+            (0u16..=1000).prop_map(|head_per_mille| Keep::HeadAndTail { head_per_mille }),
+        ],
+        id_last in any::<bool>(),
+        is_error in any::<bool>(),
+        small_blocks in 0usize..3,
+        chunks in prop::collection::vec(prop_oneof![1usize..8, 4096usize..300_000], 1..6),
+    ) {
+        let big = text(&runs, len);
+        let line = result_line(&big, id_last, is_error, small_blocks);
+        let expected = whole_by(keeping(cap, keep), &line);
+        prop_assert!(expected.len() < line.len(), "the reference cut it");
+        let (got, read_whole) = streamed_by(keeping(cap, keep), &line, 64 << 10, &chunks);
+        prop_assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(&expected));
+        prop_assert_eq!(read_whole, 0, "decided from what was held");
+    }
 }
 
 /// B3: a long line that needs no change is sent as it came, and — when its `id` comes
@@ -257,9 +294,51 @@ fn a_scan_holds_about_the_cap() {
         "{held:?}: grows with the line"
     );
     assert!(
-        held[1] < 4 * backstop_core::limit::HeldInPart::min_held_bytes(cap).max(1 << 20),
+        held[1] < 4 * HeldInPart::min_held_bytes(cap).max(1 << 20),
         "{held:?}"
     );
+}
+
+/// B3 under the head policies (L16): a scan that holds a head, or a head and a tail,
+/// holds about the cap of each, not the line.
+#[test]
+fn a_scan_holds_about_the_cap_of_each_end() {
+    let cap = 100_000;
+    for keep in [
+        Keep::Head,
+        Keep::HeadAndTail {
+            head_per_mille: 500,
+        },
+    ] {
+        let ends = Limit::new(cap).unwrap().with_keep(keep).held_ends(None);
+        let mut held = Vec::new();
+        for megabytes in [4usize, 40] {
+            let mut scan = Scan::holding(ends);
+            scan.push(br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":""#);
+            let chunk = "scrollback line\\n".repeat(4096);
+            for _ in 0..(megabytes << 20) / chunk.len() {
+                scan.push(chunk.as_bytes());
+            }
+            scan.push(br#""}]}}"#);
+            held.push(scan.kept_bytes());
+            let scanned = scan.finish();
+            assert_eq!(scanned.holes.len(), 1);
+            let chunks = (megabytes << 20) / chunk.len();
+            assert_eq!(scanned.holes[0].decoded_len, chunks * (chunk.len() - 4096));
+            assert!(
+                scanned.holes[0].held_head >= ends.head,
+                "{keep}: the head is held"
+            );
+        }
+        assert!(
+            held[1] <= held[0] + (64 << 10),
+            "{keep}: {held:?}: grows with the line"
+        );
+        assert!(
+            held[1] < 2 * (ends.head + ends.tail).max(1 << 20),
+            "{keep}: {held:?}"
+        );
+    }
 }
 
 /// `line` scanned in chunks of `size` (cycled from `sizes`).
@@ -427,8 +506,8 @@ proptest! {
 
 /// A shaper at `cap` that knows `capture_pane`'s output schema (fastmcp's for a tool
 /// returning `str`), with its call pending under id 1.
-fn shaper_with_schema(cap: usize) -> Shaper {
-    let mut shaper = Shaper::new(Limit::new(cap).unwrap());
+fn shaper_with_schema(cap: usize, keep: Keep) -> Shaper {
+    let mut shaper = Shaper::new(Limit::new(cap).unwrap().with_keep(keep));
     shaper.client_message(br#"{"jsonrpc":"2.0","id":"l","method":"tools/list"}"#);
     let list = json!({"jsonrpc": "2.0", "id": "l", "result": {"tools": [{"name": "capture_pane",
         "inputSchema": {"type": "object"},
@@ -453,8 +532,8 @@ proptest! {
 
     /// B3 with L15: fastmcp's result of a tool returning a long `str` (the text block,
     /// and `structuredContent.result` the same string) is cut as the whole would be,
-    /// with the schema; and a text block that is the value's JSON (then read whole)
-    /// too.
+    /// with the schema, under each keep policy (L16: the scan holds the ends it keeps);
+    /// and a text block that is the value's JSON (then read whole) too.
     #[test]
     fn structured_results_streamed_equal_whole(
         runs in prop::collection::vec((0usize..10, 1usize..300), 1..4),
@@ -462,6 +541,11 @@ proptest! {
         cap in 3_000usize..40_000,
         serialized in any::<bool>(),
         chunks in prop::collection::vec(prop_oneof![1usize..8, 4096usize..300_000], 1..4),
+        keep in prop_oneof![
+            Just(Keep::Tail),
+            Just(Keep::Head),
+            (0u16..=1000).prop_map(|head_per_mille| Keep::HeadAndTail { head_per_mille }),
+        ],
     ) {
         let big = text(&runs, len);
         let value = json!({"result": big});
@@ -470,13 +554,13 @@ proptest! {
             "content": [{"type": "text", "text": shown}], "structuredContent": value,
             "isError": false, "_meta": {"fastmcp": {"wrap_result": true}}}}).to_string();
         let expected = {
-            let mut shaper = shaper_with_schema(cap);
+            let mut shaper = shaper_with_schema(cap, keep);
             let forward = shaper.server_message(line.as_bytes());
             [forward.bytes(line.as_bytes()), b"\n"].concat()
         };
         prop_assert!(expected.len() < cap + 200, "the reference cut it");
         let (sent, read_whole) =
-            streamed_by(shaper_with_schema(cap), line.as_bytes(), 64 << 10, &chunks);
+            streamed_by(shaper_with_schema(cap, keep), line.as_bytes(), 64 << 10, &chunks);
         prop_assert_eq!(String::from_utf8_lossy(&sent), String::from_utf8_lossy(&expected));
         // The text of a `str` is decided from what is held; only a text that may be the
         // value's JSON (it is, or it starts with whitespace) may be read whole — unless

@@ -20,24 +20,44 @@ pub(crate) fn header(dropped: usize) -> String {
     format!("[... truncated {dropped} bytes ...]")
 }
 
+/// The header line of a text cut that dropped `dropped` bytes of the text and
+/// `blocks` blocks other than text (L3, L17): the bytes, or — when the text lost
+/// none — the blocks, so that a cut never reads "truncated 0 bytes".
+pub(crate) fn header_of(dropped: usize, blocks: usize) -> String {
+    match (dropped, blocks) {
+        (0, 1) => "[... truncated 1 non-text block ...]".to_owned(),
+        (0, 2..) => format!("[... truncated {blocks} non-text blocks ...]"),
+        _ => header(dropped),
+    }
+}
+
 /// A result that is the header line alone, keeping `isError` (L6).
 pub(super) fn header_only(dropped: usize, is_error: Option<bool>) -> ToolResult {
+    header_line_only(header(dropped), is_error)
+}
+
+/// A result that is `line` alone, keeping `isError` (L6).
+fn header_line_only(line: String, is_error: Option<bool>) -> ToolResult {
     ToolResult {
         is_error,
-        ..ToolResult::text(header(dropped))
+        ..ToolResult::text(line)
     }
 }
 
 /// The text of a cut under `keep`, with the header line where L16 puts it: first
 /// (tail), last (head), or between the two parts (head and tail).
 pub(crate) fn with_header(keep: Keep, dropped: usize, head: &str, tail: &str) -> String {
-    let header = header(dropped);
+    with_header_line(keep, &header(dropped), head, tail)
+}
+
+/// [`with_header`] with the header line `header`.
+fn with_header_line(keep: Keep, header: &str, head: &str, tail: &str) -> String {
     let mut text = String::with_capacity(head.len() + header.len() + tail.len() + 2);
     text.push_str(head);
     if keep != Keep::Tail {
         text.push('\n');
     }
-    text.push_str(&header);
+    text.push_str(header);
     if keep != Keep::Head {
         text.push('\n');
     }
@@ -106,8 +126,14 @@ impl<'a> Cutter<'a> {
         let skeleton = result.wire_size_upto(cap)?;
         let room = cap - skeleton;
         // size = skeleton + 2 × (digits(N) − 1) + escaped length of the kept text: the
-        // count appears twice, in the header and in the report.
-        let counted = |dropped: usize| 2 * (digits(dropped) - 1);
+        // count appears twice, in the header and in the report; when no text byte is
+        // dropped, the header names the blocks that are instead (L17).
+        let blocks_line = header_of(0, self.non_text).len() - header(0).len();
+        let counted = |dropped: usize| match dropped {
+            0 => blocks_line,
+            _ => 2 * (digits(dropped) - 1),
+        };
+        let line = |dropped: usize| header_of(dropped, self.non_text);
         let len = self.joined.len();
         let (dropped, text) = match keep {
             Keep::Tail => {
@@ -115,14 +141,20 @@ impl<'a> Cutter<'a> {
                 let cut =
                     self.find_cut(0, room, |p, e| skeleton + counted(elided + p) + e <= cap)?;
                 let dropped = elided + cut.start;
-                (dropped, with_header(keep, dropped, "", cut.tail()))
+                (
+                    dropped,
+                    with_header_line(keep, &line(dropped), "", cut.tail()),
+                )
             }
             Keep::Head => {
                 debug_assert_eq!(self.elided, 0, "a head is cut from the whole text");
                 let head =
                     self.find_head_cut(room, |q, e| skeleton + counted(len - q) + e <= cap)?;
                 let dropped = len - head.end;
-                (dropped, with_header(keep, dropped, head.text(), ""))
+                (
+                    dropped,
+                    with_header_line(keep, &line(dropped), head.text(), ""),
+                )
             }
             Keep::HeadAndTail { head_per_mille } => {
                 debug_assert_eq!(self.elided, 0, "a head is cut from the whole text");
@@ -138,7 +170,7 @@ impl<'a> Cutter<'a> {
                 let dropped = tail.start - q;
                 (
                     dropped,
-                    with_header(keep, dropped, head.text(), tail.tail()),
+                    with_header_line(keep, &line(dropped), head.text(), tail.tail()),
                 )
             }
         };
@@ -160,7 +192,7 @@ impl<'a> Cutter<'a> {
     pub(super) fn header_only(&self) -> Limited {
         let dropped = self.elided + self.joined.len();
         Limited {
-            result: header_only(dropped, self.source.is_error),
+            result: header_line_only(header_of(dropped, self.non_text), self.source.is_error),
             truncation: Some(self.report(dropped, MetaKept::Nothing)),
         }
     }

@@ -7,7 +7,7 @@
 use serde_json::Value;
 
 use super::joined::Joined;
-use super::{Cutter, HeldInPart, Keep, Limit, Limited, MetaKept, PayloadTail, structured};
+use super::{Cutter, HeldInPart, Limit, Limited, MetaKept, PayloadTail, structured};
 use crate::result::{Content, ToolResult};
 
 impl Limit {
@@ -172,20 +172,27 @@ impl Limit {
     /// [`truncate`](Self::truncate) for a result held in part (`held`): the same cut
     /// the whole result would get, or `Err(())` where it cannot be decided from what
     /// is held — no text block, a text block that may be the serialization of
-    /// `structuredContent`, or a string held in part with less than
-    /// [`HeldInPart::min_held_bytes`] of its tail. `output_schema` as for
+    /// `structuredContent`, or a string held in part with less of an end than the
+    /// limit's keep policy reads ([`HeldInPart::min_held_tail_bytes`],
+    /// [`HeldInPart::min_held_head_bytes`]; L16). `output_schema` as for
     /// [`truncate_with_schema`](Self::truncate_with_schema) (L15).
     /// A result held in part is over the cap (what is not held is more than it).
     ///
     /// ```
-    /// use backstop_core::limit::HeldInPart;
+    /// use backstop_core::limit::{HeldInPart, Keep};
     /// use backstop_core::{Limit, ToolResult};
     /// let limit = Limit::new(1_000).unwrap();
     /// let whole = ToolResult::text("line\n".repeat(100_000));
     /// let tail = "line\n".repeat(10_000);
     /// let held = HeldInPart::default().with_text_head(0, 500_000 - tail.len());
-    /// let in_part = limit.truncate_in_part(&ToolResult::text(tail), &held, None).unwrap();
+    /// let in_part = limit.truncate_in_part(&ToolResult::text(tail.clone()), &held, None).unwrap();
     /// assert_eq!(in_part, limit.truncate(&whole));
+    ///
+    /// // Under head+tail, a head and a tail held, the middle not (L13, L16).
+    /// let limit = limit.with_keep(Keep::HeadAndTail { head_per_mille: 500 });
+    /// let held = HeldInPart::default().with_text_gap(0, tail.len(), 500_000 - 2 * tail.len());
+    /// let both = ToolResult::text(tail.repeat(2));
+    /// assert_eq!(limit.truncate_in_part(&both, &held, None).unwrap(), limit.truncate(&whole));
     /// ```
     #[allow(clippy::result_unit_err)]
     pub fn truncate_in_part(
@@ -197,29 +204,25 @@ impl Limit {
         if held.is_whole() {
             return Ok(self.truncate_with_schema(result, output_schema));
         }
-        if self.keep != Keep::Tail {
-            // What is held is the tails of long strings; a head is not there to keep.
-            return Err(());
-        }
         if !result.is_complete() {
             return Ok(None);
         }
         if let Some(structured) = &result.structured_content {
             return self.structured_in_part(result, structured, held, output_schema);
         }
-        let mut heads = Vec::new();
+        let mut texts = Vec::new();
         let mut non_text = 0;
         for (index, content) in result.content.iter().enumerate() {
             match content.as_text() {
-                Some(text) => heads.push((held.text_head(index), text)),
+                Some(text) => texts.push((held.gap_of(index), text)),
                 None => non_text += 1,
             }
         }
-        if heads.is_empty() {
+        if texts.is_empty() {
             return Err(());
         }
-        let joined = Joined::held_in_part(heads);
-        if joined.len() - joined.held_from() < HeldInPart::min_held_bytes(self.max_bytes) {
+        let joined = Joined::held_in_part(texts);
+        if !self.holds_enough(&joined) {
             return Err(());
         }
         let cutter = Cutter {
@@ -239,6 +242,17 @@ impl Limit {
 }
 
 impl Limit {
+    /// Whether the parts of `joined` that are held are all a cut under this limit's
+    /// policy can read (L13, L16): the tail a cut of the tail reads, the head a cut of
+    /// the head reads, or both.
+    fn holds_enough(&self, joined: &Joined<'_>) -> bool {
+        let len = joined.len();
+        len - joined.held_from()
+            >= HeldInPart::min_held_tail_bytes(self.max_bytes, self.keep).min(len)
+            && joined.held_to()
+                >= HeldInPart::min_held_head_bytes(self.max_bytes, self.keep).min(len)
+    }
+
     /// [`truncate_in_part`](Self::truncate_in_part) for a result with
     /// `structuredContent` (L15): decided as the whole would be where no text block can
     /// be the value's serialization (a text held in part that starts with `{`, or any
@@ -263,22 +277,22 @@ impl Limit {
                 if held.may_serialize(index, text, opener) {
                     return Err(());
                 }
-                if held.text_head(index) > 0
-                    && text.len() < HeldInPart::min_held_bytes(self.max_bytes)
-                {
+                let joined = Joined::held_in_part([(held.gap_of(index), text)]);
+                if !self.holds_enough(&joined) {
                     return Err(());
                 }
             }
         }
-        let least = HeldInPart::min_held_bytes(self.max_bytes);
         if texts == 0
             || held.other_blocks
-            || held.structured_heads.iter().any(|(pointer, bytes)| {
-                *bytes > 0
+            || held.structured_gaps.iter().any(|(pointer, gap)| {
+                gap.len > 0
                     && structured
                         .pointer(pointer)
                         .and_then(Value::as_str)
-                        .is_none_or(|text| text.len() < least)
+                        .is_none_or(|text| {
+                            !self.holds_enough(&Joined::held_in_part([(*gap, text)]))
+                        })
             })
         {
             return Err(());

@@ -1,13 +1,84 @@
 //! What a streaming adapter did not hold of a result (SPEC B3), so that the limit can
-//! decide on the part it holds as it would on the whole (L13).
+//! decide on the part it holds as it would on the whole (L13), and how much of each
+//! end of a long string it must hold for that under each keep policy (L16).
 
-use super::PRE_CONTEXT_BYTES;
+use super::cutter::share_of;
 use super::escape;
+use super::{Keep, Limit, PRE_CONTEXT_BYTES};
+
+/// The part of a string that is not held: `len` bytes from byte `at` (the held text is
+/// the whole without them).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Gap {
+    pub(crate) at: usize,
+    pub(crate) len: usize,
+}
+
+impl Gap {
+    /// Nothing missing.
+    pub(crate) const NONE: Gap = Gap { at: 0, len: 0 };
+}
+
+/// How many bytes of each end of a long string a streaming adapter holds (SPEC B3,
+/// L13): what the keep policy of the call's tool can keep ([`Limit::held_ends`]).
+///
+/// ```
+/// use backstop_core::{Limit, limit::{HeldEnds, HeldInPart, Keep}};
+/// let limit = Limit::new(1_000).unwrap().keep_for("git_log", Keep::Head);
+/// assert_eq!(limit.held_ends(Some("capture_pane")), HeldEnds { head: 0, tail: HeldInPart::min_held_bytes(1_000) });
+/// assert_eq!(limit.held_ends(Some("git_log")).tail, 0);
+/// // Before the tool is known: enough for every policy the limit has.
+/// let either = limit.held_ends(None);
+/// assert!(either.head > 1_000 && either.tail > 1_000);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct HeldEnds {
+    /// The UTF-8 bytes of its head to hold.
+    pub head: usize,
+    /// The UTF-8 bytes of its tail to hold.
+    pub tail: usize,
+}
+
+impl HeldEnds {
+    /// The ends a cut under `keep` at a cap of `max_bytes` can keep.
+    pub fn for_keep(max_bytes: usize, keep: Keep) -> Self {
+        Self {
+            head: HeldInPart::min_held_head_bytes(max_bytes, keep),
+            tail: HeldInPart::min_held_tail_bytes(max_bytes, keep),
+        }
+    }
+
+    /// Enough for both `self` and `other`.
+    pub fn or(self, other: Self) -> Self {
+        Self {
+            head: self.head.max(other.head),
+            tail: self.tail.max(other.tail),
+        }
+    }
+}
+
+impl Limit {
+    /// How much of each end of a long string of a result a streaming adapter must hold
+    /// for the cut of what it holds to be the cut of the whole (L13, B3): for a call of
+    /// `tool`, what `tool`'s keep policy can keep (L16); before the tool is known
+    /// (`None`), enough for every policy of this limit.
+    pub fn held_ends(&self, tool: Option<&str>) -> HeldEnds {
+        match tool {
+            Some(tool) => HeldEnds::for_keep(self.max_bytes, self.keep_of(tool)),
+            None => self.keep_per_tool.values().fold(
+                HeldEnds::for_keep(self.max_bytes, self.keep),
+                |ends, &keep| ends.or(HeldEnds::for_keep(self.max_bytes, keep)),
+            ),
+        }
+    }
+}
 
 /// What an adapter that reads a result as it streams did not hold of it: for the text
-/// blocks whose head it let go, how many bytes of it (SPEC B3). A cut keeps at most the
-/// cap of the text, so a suffix of [`HeldInPart::min_held_bytes`] decides it exactly as
-/// the whole text would.
+/// blocks it held in part, which bytes it let go (SPEC B3) — the head, when it held the
+/// tail; the tail, when it held the head; the middle, when it held both. A cut keeps at
+/// most the cap of the text, so a suffix of [`HeldInPart::min_held_bytes`] (a prefix
+/// of [`HeldInPart::min_held_head_bytes`] for a policy that keeps a head, L16) decides
+/// it exactly as the whole text would.
 ///
 /// ```
 /// use backstop_core::limit::HeldInPart;
@@ -17,16 +88,16 @@ use super::escape;
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HeldInPart {
-    /// `(block index, bytes of its head not held)`, for text blocks held in part.
-    text_heads: Vec<(usize, usize)>,
+    /// `(block index, the part not held)`, for text blocks held in part.
+    text_gaps: Vec<(usize, Gap)>,
     /// A block other than text holds a string held in part (any cut drops such a block).
     pub(super) other_blocks: bool,
     /// A string not held whole may hold pydantic's `input_value=` (V3): an error result
     /// with one must be read whole, its every fragment redacted.
     may_quote_inputs: bool,
-    /// `(JSON pointer, bytes of its head not held)`, for strings of `structuredContent`
-    /// held in part.
-    pub(super) structured_heads: Vec<(String, usize)>,
+    /// `(JSON pointer, the part not held)`, for strings of `structuredContent` held in
+    /// part.
+    pub(super) structured_gaps: Vec<(String, Gap)>,
     /// `(block index, first byte)`: what a text held in part starts with.
     text_starts: Vec<(usize, u8)>,
 }
@@ -44,6 +115,43 @@ impl HeldInPart {
         max_bytes + escape::LOOKBACK + PRE_CONTEXT_BYTES + 8
     }
 
+    /// The least a text held in part must hold of its head (in UTF-8 bytes) for a cap
+    /// of `max_bytes` under `keep` (L16): nothing for [`Keep::Tail`]; else the head's
+    /// share of the cap and the longest escape sequence after it (L8).
+    ///
+    /// ```
+    /// use backstop_core::limit::{HeldInPart, Keep};
+    /// assert_eq!(HeldInPart::min_held_head_bytes(1_000_000, Keep::Tail), 0);
+    /// let head = HeldInPart::min_held_head_bytes(1_000_000, Keep::Head);
+    /// assert!(head > 1_000_000 && head < 1_100_000);
+    /// let fifth = HeldInPart::min_held_head_bytes(1_000_000, Keep::HeadAndTail { head_per_mille: 200 });
+    /// assert!(fifth > 200_000 && fifth < 300_000);
+    /// ```
+    pub fn min_held_head_bytes(max_bytes: usize, keep: Keep) -> usize {
+        let share = match keep {
+            Keep::Tail => return 0,
+            Keep::Head => max_bytes,
+            Keep::HeadAndTail { head_per_mille } => share_of(max_bytes, head_per_mille),
+        };
+        share + escape::LOOKBACK + 8 + 1
+    }
+
+    /// The least a text held in part must hold of its tail (in UTF-8 bytes) for a cap
+    /// of `max_bytes` under `keep` (L16): [`min_held_bytes`](Self::min_held_bytes),
+    /// or nothing for [`Keep::Head`].
+    ///
+    /// ```
+    /// use backstop_core::limit::{HeldInPart, Keep};
+    /// assert_eq!(HeldInPart::min_held_tail_bytes(1_000, Keep::Head), 0);
+    /// assert_eq!(HeldInPart::min_held_tail_bytes(1_000, Keep::Tail), HeldInPart::min_held_bytes(1_000));
+    /// ```
+    pub fn min_held_tail_bytes(max_bytes: usize, keep: Keep) -> usize {
+        match keep {
+            Keep::Head => 0,
+            Keep::Tail | Keep::HeadAndTail { .. } => Self::min_held_bytes(max_bytes),
+        }
+    }
+
     /// Text block `block` is held without its first `bytes` bytes.
     ///
     /// ```
@@ -51,10 +159,38 @@ impl HeldInPart {
     /// assert_eq!(held.text_head(2), 10);
     /// assert_eq!(held.text_head(1), 0);
     /// ```
-    pub fn with_text_head(mut self, block: usize, bytes: usize) -> Self {
-        self.text_heads.retain(|&(b, _)| b != block);
-        self.text_heads.push((block, bytes));
+    pub fn with_text_head(self, block: usize, bytes: usize) -> Self {
+        self.with_text_gap(block, 0, bytes)
+    }
+
+    /// Text block `block` is held without the `bytes` bytes from its byte `at`: the
+    /// held text is its first `at` bytes, then its end (L16: a head, or a head and a
+    /// tail, held for a policy that keeps them).
+    ///
+    /// ```
+    /// let held = backstop_core::limit::HeldInPart::default().with_text_gap(0, 2_000, 9_000_000);
+    /// assert_eq!(held.text_gap(0), (2_000, 9_000_000));
+    /// assert_eq!(held.text_head(0), 0, "its head is held");
+    /// assert!(!held.is_whole());
+    /// ```
+    pub fn with_text_gap(mut self, block: usize, at: usize, bytes: usize) -> Self {
+        self.text_gaps.retain(|&(b, _)| b != block);
+        self.text_gaps.push((block, Gap { at, len: bytes }));
         self
+    }
+
+    /// Where the part of text block `block` that is not held starts, and how long it is
+    /// (`(0, 0)`: held whole).
+    pub fn text_gap(&self, block: usize) -> (usize, usize) {
+        let gap = self.gap_of(block);
+        (gap.at, gap.len)
+    }
+
+    pub(super) fn gap_of(&self, block: usize) -> Gap {
+        self.text_gaps
+            .iter()
+            .find_map(|&(b, gap)| (b == block).then_some(gap))
+            .unwrap_or(Gap::NONE)
     }
 
     /// The text of block `block`, held in part, starts with `byte` (a text that starts
@@ -79,30 +215,59 @@ impl HeldInPart {
     /// assert_eq!(held.structured_head("/result"), 7);
     /// assert_eq!(held.structured_head("/other"), 0);
     /// ```
-    pub fn with_structured_head(mut self, pointer: impl Into<String>, bytes: usize) -> Self {
+    pub fn with_structured_head(self, pointer: impl Into<String>, bytes: usize) -> Self {
+        self.with_structured_gap(pointer, 0, bytes)
+    }
+
+    /// The string at `pointer` (a JSON pointer into `structuredContent`) is held
+    /// without the `bytes` bytes from its byte `at`.
+    ///
+    /// ```
+    /// let held = backstop_core::limit::HeldInPart::default().with_structured_gap("/log", 100, 7);
+    /// assert_eq!(held.structured_gap("/log"), (100, 7));
+    /// assert_eq!(held.structured_head("/log"), 0);
+    /// ```
+    pub fn with_structured_gap(
+        mut self,
+        pointer: impl Into<String>,
+        at: usize,
+        bytes: usize,
+    ) -> Self {
         let pointer = pointer.into();
-        self.structured_heads.retain(|(p, _)| *p != pointer);
-        self.structured_heads.push((pointer, bytes));
+        self.structured_gaps.retain(|(p, _)| *p != pointer);
+        self.structured_gaps.push((pointer, Gap { at, len: bytes }));
         self
     }
 
     /// The bytes of the head of the `structuredContent` string at `pointer` not held.
     pub fn structured_head(&self, pointer: &str) -> usize {
-        self.structured_heads
+        let (at, len) = self.structured_gap(pointer);
+        if at == 0 { len } else { 0 }
+    }
+
+    /// Where the part of the `structuredContent` string at `pointer` that is not held
+    /// starts, and how long it is (`(0, 0)`: held whole).
+    pub fn structured_gap(&self, pointer: &str) -> (usize, usize) {
+        let gap = self.structured_gap_of(pointer);
+        (gap.at, gap.len)
+    }
+
+    pub(super) fn structured_gap_of(&self, pointer: &str) -> Gap {
+        self.structured_gaps
             .iter()
-            .find_map(|(p, bytes)| (p == pointer).then_some(*bytes))
-            .unwrap_or(0)
+            .find_map(|(p, gap)| (p == pointer).then_some(*gap))
+            .unwrap_or(Gap::NONE)
     }
 
     /// Whether text block `block` (`text`: what is held of it) may be a serialization
     /// of a value whose JSON starts with `opener`.
     pub(super) fn may_serialize(&self, block: usize, text: &str, opener: u8) -> bool {
-        let start = match self.text_head(block) {
-            0 => text.bytes().find(|b| !b.is_ascii_whitespace()),
-            _ => self
+        let start = match self.gap_of(block) {
+            Gap { at: 0, len: 1.. } => self
                 .text_starts
                 .iter()
                 .find_map(|&(b, byte)| (b == block).then_some(byte)),
+            _ => text.bytes().find(|b| !b.is_ascii_whitespace()),
         };
         start.is_none_or(|b| b == opener || b.is_ascii_whitespace())
     }
@@ -128,18 +293,18 @@ impl HeldInPart {
         self
     }
 
-    /// The bytes of text block `block`'s head not held (0: held whole).
+    /// The bytes of text block `block`'s head not held (0: its head is held).
     pub fn text_head(&self, block: usize) -> usize {
-        self.text_heads
-            .iter()
-            .find_map(|&(b, bytes)| (b == block).then_some(bytes))
-            .unwrap_or(0)
+        match self.gap_of(block) {
+            Gap { at: 0, len } => len,
+            _ => 0,
+        }
     }
 
     /// Whether everything is held.
     pub fn is_whole(&self) -> bool {
-        self.text_heads.iter().all(|&(_, bytes)| bytes == 0)
-            && self.structured_heads.iter().all(|&(_, bytes)| bytes == 0)
+        self.text_gaps.iter().all(|&(_, gap)| gap.len == 0)
+            && self.structured_gaps.iter().all(|(_, gap)| gap.len == 0)
             && !self.other_blocks
     }
 

@@ -1,11 +1,13 @@
 //! The text of a result's text blocks joined by `\n\n`, read without joining it.
 //!
-//! The limiter only ever needs the end of the joined text: it walks back from the end
-//! to find where a budget runs out, then copies the tail window it will keep. The
-//! dropped head is never read or copied (SPEC L13).
+//! The limiter only ever needs the ends of the joined text: it walks back from the end
+//! (or on from the start, for a head: L16) to find where a budget runs out, then copies
+//! the window it will keep. The dropped part is never read or copied (SPEC L13), so a
+//! text may be held with a gap where that part was.
 
 use std::borrow::Cow;
 
+use super::held_in_part::Gap;
 use crate::wire::Weights;
 
 /// What stands between two text blocks in the joined text (SPEC L3).
@@ -18,6 +20,8 @@ pub(crate) struct Joined<'a> {
     len: usize,
     /// The start of the held text that runs to the end without a gap.
     held_from: usize,
+    /// The end of the held text that runs from the start without a gap.
+    held_to: usize,
 }
 
 /// Pieces are scanned in chunks of this size when walking back.
@@ -26,39 +30,59 @@ const CHUNK: usize = 4096;
 impl<'a> Joined<'a> {
     /// The texts, joined by [`SEPARATOR`].
     pub(crate) fn new(texts: impl IntoIterator<Item = &'a str>) -> Self {
-        Self::held_in_part(texts.into_iter().map(|text| (0, text)))
+        Self::held_in_part(texts.into_iter().map(|text| (Gap::NONE, text)))
     }
 
-    /// Texts of which only a suffix is held, each given as the number of its head's
-    /// bytes that are not held and the held suffix, joined by [`SEPARATOR`]. Offsets
-    /// and the length are those of the whole joined text; only
-    /// [`held_from`](Self::held_from) onwards may be read.
-    pub(crate) fn held_in_part(texts: impl IntoIterator<Item = (usize, &'a str)>) -> Self {
+    /// Texts of which a part is not held, each given as where that part is in the
+    /// whole text and what is held (the whole text without it), joined by
+    /// [`SEPARATOR`]. Offsets and the length are those of the whole joined text; only
+    /// up to [`held_to`](Self::held_to) and from [`held_from`](Self::held_from) on may
+    /// be read.
+    pub(crate) fn held_in_part(texts: impl IntoIterator<Item = (Gap, &'a str)>) -> Self {
         let mut pieces = Vec::new();
         let mut len = 0;
         let mut held_from = 0;
-        for (i, (unheld, text)) in texts.into_iter().enumerate() {
+        let mut held_to = None;
+        for (i, (gap, text)) in texts.into_iter().enumerate() {
             if i > 0 {
                 pieces.push((len, SEPARATOR));
                 len += SEPARATOR.len();
             }
-            len += unheld;
-            if unheld > 0 {
-                held_from = len;
+            if gap.len == 0 {
+                pieces.push((len, text));
+                len += text.len();
+                continue;
             }
-            pieces.push((len, text));
-            len += text.len();
+            let at = gap.at.min(text.len());
+            let (head, tail) = text.split_at(at);
+            if !head.is_empty() {
+                pieces.push((len, head));
+            }
+            held_to.get_or_insert(len + at);
+            len += at + gap.len;
+            held_from = len;
+            if !tail.is_empty() {
+                pieces.push((len, tail));
+            }
+            len += tail.len();
         }
         Self {
             pieces,
             len,
             held_from,
+            held_to: held_to.unwrap_or(len),
         }
     }
 
     /// Where the text that is held without a gap to the end starts (0 when all is held).
     pub(crate) fn held_from(&self) -> usize {
         self.held_from
+    }
+
+    /// Where the text that is held without a gap from the start ends (the length when
+    /// all is held).
+    pub(crate) fn held_to(&self) -> usize {
+        self.held_to
     }
 
     /// The length of the joined text in bytes.

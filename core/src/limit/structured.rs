@@ -25,12 +25,14 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::held_in_part::Gap;
 use super::joined::Joined;
 use super::schema::{Applicable, NotUnderstood};
 use super::serialization::is_serialization_of;
 use super::{
     Cutter, ERROR_META_KEYS, HeldInPart, Keep, Limit, Limited, MetaKept, TRUNCATION_META_KEY,
-    Truncation, find_cut, find_cut_from, find_head_cut, header, kept_meta, share_of, with_header,
+    Truncation, find_cut, find_cut_from, find_head_cut, header_of, kept_meta, share_of,
+    with_header,
 };
 use crate::result::{Content, ToolResult};
 use crate::wire::Weights;
@@ -441,10 +443,10 @@ impl Fitter<'_> {
     ) -> Option<(Value, usize)> {
         let weights = self.planner.weights;
         let room = budget.checked_sub(weights.quotes)?;
-        let unheld = self
+        let gap = self
             .held
-            .map_or(0, |held| held.structured_head(&self.pointer.0));
-        let joined = Joined::held_in_part([(unheld, text)]);
+            .map_or(Gap::NONE, |held| held.structured_gap_of(&self.pointer.0));
+        let joined = Joined::held_in_part([(gap, text)]);
         let line_align = self.planner.line_align;
         let len = joined.len();
         let keep = self.planner.keep;
@@ -643,9 +645,9 @@ impl<'a> StructuredCutter<'a> {
         self
     }
 
-    /// The bytes not held of the head of text block `block`.
-    fn text_head(&self, block: usize) -> usize {
-        self.held.map_or(0, |held| held.text_head(block))
+    /// The part of text block `block` that is not held.
+    fn text_gap(&self, block: usize) -> Gap {
+        self.held.map_or(Gap::NONE, |held| held.gap_of(block))
     }
 
     /// The cut result: the structured cut with all of `_meta`, then with its E3–E5 keys
@@ -675,7 +677,7 @@ impl<'a> StructuredCutter<'a> {
             other: Joined::held_in_part(
                 other
                     .iter()
-                    .filter_map(|&(i, b)| Some((self.text_head(i), b.as_text()?))),
+                    .filter_map(|&(i, b)| Some((self.text_gap(i), b.as_text()?))),
             ),
             other_blocks: other.iter().map(|&(_, b)| b).collect(),
             non_text: blocks.iter().filter(|b| b.as_text().is_none()).count(),
@@ -927,12 +929,12 @@ impl<'a> StructuredCutter<'a> {
             result_type: self.source.result_type.clone(),
             extra: self.source.extra.clone(),
         };
-        let texts: Vec<(usize, &str)> = self
+        let texts: Vec<(Gap, &str)> = self
             .source
             .content
             .iter()
             .enumerate()
-            .filter_map(|(i, c)| Some((self.text_head(i), c.as_text()?)))
+            .filter_map(|(i, c)| Some((self.text_gap(i), c.as_text()?)))
             .collect();
         let json_text;
         let (joined, elided) = if texts.is_empty() {
@@ -943,8 +945,11 @@ impl<'a> StructuredCutter<'a> {
             let joined = Joined::new([json_text.as_str(), RESULT_TOO_LARGE_SUGGESTION]);
             (joined, payload.elided)
         } else {
-            let joined =
-                Joined::held_in_part(texts.into_iter().chain([(0, RESULT_TOO_LARGE_SUGGESTION)]));
+            let joined = Joined::held_in_part(
+                texts
+                    .into_iter()
+                    .chain([(Gap::NONE, RESULT_TOO_LARGE_SUGGESTION)]),
+            );
             (joined, 0)
         };
         let cutter = Cutter {
@@ -1003,7 +1008,7 @@ impl Texts<'_> {
 /// the header line goes before it, so that a model reading the text sees the cut.
 fn header_block(report: &Truncation, texts: &Texts<'_>) -> Option<String> {
     (texts.serialization.is_some() && texts.other_blocks.is_empty())
-        .then(|| header(report.dropped_bytes))
+        .then(|| header_of(report.dropped_bytes, report.dropped_blocks))
 }
 
 /// The length of `value`'s compact serialization (as a cut writes it).

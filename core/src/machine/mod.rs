@@ -698,6 +698,16 @@ impl SessionMachine {
             .is_some_and(|request| matches!(request.kind, RequestKind::ToolsCall { .. }))
     }
 
+    /// The tool a pending `tools/call` calls, if `id` is one: a streaming adapter
+    /// holds of its result what the tool's keep policy can keep
+    /// ([`Limit::held_ends`], L16).
+    pub fn pending_tool(&self, id: &RequestId) -> Option<&str> {
+        match &self.pending.get(id)?.kind {
+            RequestKind::ToolsCall { tool, .. } => Some(tool),
+            _ => None,
+        }
+    }
+
     /// Whether backstop's own listing has a page in flight.
     pub fn listing_in_flight(&self) -> bool {
         self.listing.in_flight()

@@ -92,6 +92,22 @@ fn header(n: usize) -> String {
     format!("[... truncated {n} bytes ...]")
 }
 
+/// The header line of a text cut that dropped `n` bytes of text and `blocks` other
+/// blocks: when no text byte was dropped, it names the blocks (L17: never "truncated
+/// 0 bytes" when something was dropped).
+fn header_of(n: usize, blocks: usize) -> String {
+    match (n, blocks) {
+        (0, 1) => "[... truncated 1 non-text block ...]".into(),
+        (0, 2..) => format!("[... truncated {blocks} non-text blocks ...]"),
+        _ => header(n),
+    }
+}
+
+/// The non-text blocks a cut reports it dropped.
+fn dropped_blocks(limited: &Limited) -> usize {
+    limited.truncation.as_ref().map_or(0, |t| t.dropped_blocks)
+}
+
 /// Spans `[start, end)` of the terminal escape sequences of `text`, by a forward scan.
 ///
 /// ```
@@ -194,9 +210,11 @@ fn cut_position(limited: &Limited, joined: &str, keep: Keep) -> Result<usize, Vi
     let text = text.ok_or_else(|| Violation::new("L3", "a cut result is one text block"))?;
     let n = truncation.dropped_bytes;
     if truncation.meta == MetaKept::Nothing {
-        ensure(text == header(joined.len()), "L6", || {
-            format!("the header alone: {text:?}")
-        })?;
+        ensure(
+            text == header_of(joined.len(), truncation.dropped_blocks),
+            "L6",
+            || format!("the header alone: {text:?}"),
+        )?;
         return Ok(joined.len());
     }
     if keep != Keep::Tail {
@@ -208,7 +226,7 @@ fn cut_position(limited: &Limited, joined: &str, keep: Keep) -> Result<usize, Vi
             )),
         };
     }
-    let prefix = header(n) + "\n";
+    let prefix = header_of(n, truncation.dropped_blocks) + "\n";
     let tail = text
         .strip_prefix(&prefix)
         .ok_or_else(|| Violation::new("L3", format!("header line first: {text:?}")))?;
@@ -233,7 +251,7 @@ fn kept_ends(limited: &Limited, joined: &str) -> Result<Option<(usize, usize)>, 
         .and_then(|b| b.as_text())
         .unwrap_or_default();
     let n = limited.truncation.as_ref().map_or(0, |t| t.dropped_bytes);
-    let line = header(n);
+    let line = header_of(n, dropped_blocks(limited));
     let Some(before_header) = text.strip_suffix(line.as_str()) else {
         // A head and tail cut: the header between the two parts.
         let marker = format!("\n{line}\n");
@@ -286,8 +304,13 @@ fn check_kept_ends(limit: &Limit, limited: &Limited, joined: &str) -> Result<(),
         prefix[i + c.len_utf8()] = prefix[i] + escaped;
     }
     let escaped = |from: usize, to: usize| prefix[to] - prefix[from];
-    let counted = |n: usize| 2 * (n.to_string().len() - 1);
-    // The cut result with both ends empty and N = 0.
+    // The count appears twice; when it is 0, the header names the blocks instead.
+    let blocks = dropped_blocks(limited);
+    let counted = |n: usize| match n {
+        0 => header_of(0, blocks).len() - header(0).len(),
+        _ => 2 * (n.to_string().len() - 1),
+    };
+    // The cut result with both ends empty and N = 0 (the header as for bytes).
     let mut skeleton = limited.result.clone();
     let empty = match keep {
         Keep::Head => "\n".to_owned() + &header(0),
@@ -388,7 +411,8 @@ fn check_kept_ends(limit: &Limit, limited: &Limited, joined: &str) -> Result<(),
 /// The same cut result with its tail starting at `p` instead.
 fn with_cut_at(limited: &Limited, joined: &str, p: usize) -> ToolResult {
     let mut result = limited.result.clone();
-    result.content = vec![Content::text(header(p) + "\n" + &joined[p..])];
+    let line = header_of(p, dropped_blocks(limited));
+    result.content = vec![Content::text(line + "\n" + &joined[p..])];
     if let Some(report) = result
         .meta
         .as_mut()
@@ -804,7 +828,9 @@ fn check_visible(
     if only_serialization {
         let n = truncation.dropped_bytes;
         ensure(
-            out.len() == 2 && out[0] == header(n) && *out[1] == *after.to_string(),
+            out.len() == 2
+                && out[0] == header_of(n, truncation.dropped_blocks)
+                && *out[1] == *after.to_string(),
             "L17",
             || format!("the header block first, then the serialization: {out:?}"),
         )?;

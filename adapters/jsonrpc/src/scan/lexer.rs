@@ -134,6 +134,7 @@ impl Scan {
             utf8_len: 0,
             may_quote: false,
             first: 0,
+            ends: self.ends,
             ring: None,
             dropped: false,
             last: [0; 5],

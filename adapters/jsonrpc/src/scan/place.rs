@@ -1,13 +1,15 @@
 //! Placement: where the bytes of a scanned message go. Structure and short strings
 //! are kept in the skeleton (up to `MAX_SKELETON_BYTES`); a long string of a
 //! `tools/call` result's content block or `structuredContent` is held in part — only
-//! its tail, in a ring trimmed at checkpoints, enough for any cut — and becomes a
-//! [`Hole`]; any other long string is dropped whole. What is not held of a result is
+//! the ends a cut can keep (`HeldEnds`, from the core): its head, as it came, and its
+//! tail, in a ring trimmed at checkpoints — and becomes a [`Hole`]; any other long
+//! string is dropped whole. What is not held of a result is
 //! told to the core ([`Scanned::held_in_part`]).
 
 use std::collections::VecDeque;
 
-use backstop_core::limit::HeldInPart;
+use backstop_core::call::MAX_RECOGNIZED_BYTES;
+use backstop_core::limit::{HeldEnds, HeldInPart};
 use backstop_core::{Content, ToolResult};
 use serde_json::Value;
 
@@ -36,17 +38,27 @@ pub(super) enum Place {
     Other,
 }
 
-/// The tail of a string held in part: raw (escaped) bytes, trimmed from the front at
-/// checkpoints that keep at least `need` decoded bytes behind them. A ring buffer, so
-/// that each byte is copied in once and trimming moves none.
+/// The ends of a string held in part: its head, raw (escaped) bytes up to a point
+/// between characters, and its tail, raw bytes trimmed from the front at checkpoints
+/// that keep at least `need` decoded bytes behind them — a ring buffer, so that each
+/// byte is copied in once and trimming moves none.
 #[derive(Debug)]
 pub(super) struct Ring {
+    /// The head held (empty when only the tail is).
+    pub(super) head: Vec<u8>,
+    /// The UTF-8 bytes the head decodes to.
+    head_decoded: usize,
     pub(super) bytes: VecDeque<u8>,
     /// `(offset in bytes, decoded count there)`; positions outside escapes.
     checkpoints: VecDeque<(usize, usize)>,
 }
 
 impl Ring {
+    /// The raw bytes held.
+    pub(super) fn len(&self) -> usize {
+        self.head.len() + self.bytes.len()
+    }
+
     /// Drop raw bytes from the front, up to the last checkpoint that still leaves
     /// `need` decoded bytes behind it.
     fn trim(&mut self, need: usize, decoded: usize) {
@@ -77,6 +89,7 @@ impl Scanned {
         for hole in &self.holes {
             let len =
                 |text: Option<&str>| hole.decoded_len.saturating_sub(text.map_or(0, str::len));
+            let at = hole.held_head;
             held = match &hole.pointer {
                 Some(pointer) => {
                     let text = result
@@ -84,13 +97,15 @@ impl Scanned {
                         .as_ref()
                         .and_then(|v| v.pointer(pointer));
                     match text.and_then(Value::as_str) {
-                        Some(text) => held.with_structured_head(pointer.clone(), len(Some(text))),
+                        Some(text) => {
+                            held.with_structured_gap(pointer.clone(), at, len(Some(text)))
+                        }
                         None => held.with_other_block(),
                     }
                 }
                 None => match result.content.get(hole.block).and_then(Content::as_text) {
                     Some(text) if hole.block_text => held
-                        .with_text_head(hole.block, len(Some(text)))
+                        .with_text_gap(hole.block, at, len(Some(text)))
                         .with_text_start(hole.block, hole.first),
                     _ => held.with_other_block(),
                 },
@@ -179,6 +194,9 @@ impl Scan {
             return;
         }
         if let Some(ring) = string.ring.as_mut() {
+            if string.ends.tail == 0 {
+                return; // the head alone is held
+            }
             if ring
                 .checkpoints
                 .back()
@@ -188,7 +206,7 @@ impl Scan {
                     .push_back((ring.bytes.len(), decoded_before));
             }
             ring.bytes.extend(raw);
-            ring.trim(self.need, string.decoded);
+            ring.trim(tail_need(string.ends), string.decoded);
             return;
         }
         match string.place {
@@ -204,17 +222,25 @@ impl Scan {
                 }
                 self.keep(raw);
             }
-            _ if string.decoded < self.threshold => self.keep(raw),
+            _ if string.decoded < threshold(string.ends) => self.keep(raw),
             Place::Block(..) | Place::Structured
                 if self.holes.len() < MAX_HOLES && !self.overflowed =>
             {
-                // From here on only the tail is held: move what the skeleton has.
+                // From here on only the ends are held: move what the skeleton has, its
+                // head (if one is held) apart, the rest into the tail's ring.
                 let mut bytes = self.skeleton.split_off(string.start);
-                let mut checkpoints = VecDeque::new();
-                checkpoints.push_back((0, 0));
                 bytes.extend_from_slice(raw);
+                let (split, head_decoded) = head_split(&bytes, string.ends.head).unwrap_or((0, 0));
+                let mut rest = bytes.split_off(split);
+                if string.ends.tail == 0 {
+                    rest.clear();
+                }
+                let mut checkpoints = VecDeque::new();
+                checkpoints.push_back((0, head_decoded));
                 string.ring = Some(Ring {
-                    bytes: bytes.into(),
+                    head: bytes,
+                    head_decoded,
+                    bytes: rest.into(),
                     checkpoints,
                 });
             }
@@ -251,11 +277,62 @@ impl Scan {
             block_text,
             pointer,
             first: string.first,
+            held_head: ring.head_decoded,
             decoded_len: string.decoded,
             may_quote_inputs: string.may_quote,
         };
         self.holes.push((string.start, hole, ring));
     }
+}
+
+/// The decoded bytes of a tail held for `ends`: a little more than the core asks, as
+/// the held tail may start a few bytes in (at a character boundary).
+fn tail_need(ends: HeldEnds) -> usize {
+    match ends.tail {
+        0 => 0,
+        tail => tail + 16,
+    }
+}
+
+/// The decoded length past which a string is held in part rather than whole: past
+/// what either end holds, and past what the core may need to read whole
+/// ([`MAX_RECOGNIZED_BYTES`]).
+pub(super) fn threshold(ends: HeldEnds) -> usize {
+    tail_need(ends).max(ends.head).max(MAX_RECOGNIZED_BYTES) + CHECKPOINT_EVERY
+}
+
+/// Where a held head of at least `need` decoded bytes can end in a string's raw
+/// (escaped, checked) content `raw`: the first place past them between characters
+/// and outside escapes (a surrogate pair's escapes taken together), with the decoded
+/// bytes before it. `(0, 0)` for a `need` of 0; `None` if `raw` has no such place.
+pub(super) fn head_split(raw: &[u8], need: usize) -> Option<(usize, usize)> {
+    let mut at = 0;
+    let mut decoded = 0;
+    while decoded < need || raw.get(at).is_some_and(|&b| b & 0xC0 == 0x80) {
+        match *raw.get(at)? {
+            b'\\' => match raw.get(at + 1)? {
+                b'u' => {
+                    let unit = hex4(raw.get(at + 2..at + 6)?)?;
+                    if (0xD800..0xDC00).contains(&unit) {
+                        at += 12; // its low half follows
+                        decoded += 4;
+                    } else {
+                        at += 6;
+                        decoded += char::from_u32(unit).map_or(3, char::len_utf8);
+                    }
+                }
+                _ => {
+                    at += 2;
+                    decoded += 1;
+                }
+            },
+            _ => {
+                at += 1;
+                decoded += 1;
+            }
+        }
+    }
+    (at <= raw.len()).then_some((at, decoded))
 }
 
 /// Where the held tail of a ring starts being readable on its own: not on a UTF-8
