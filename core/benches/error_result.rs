@@ -6,7 +6,7 @@
 
 use std::hint::black_box;
 
-use backstop_core::error_result::{CallContext, error_result};
+use backstop_core::{CallContext, error_result};
 use backstop_core::{ClientInfo, Failure, Problem};
 use criterion::{Criterion, criterion_group, criterion_main};
 

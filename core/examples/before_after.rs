@@ -3,7 +3,7 @@
 //!
 //! Run: `cargo run -p backstop-core --example before_after`
 
-use backstop_core::error_result::{CallContext, error_result};
+use backstop_core::{CallContext, error_result};
 use backstop_core::{ClientInfo, Failure, Family, Limit, Problem, ToolResult};
 use serde_json::json;
 

@@ -171,11 +171,6 @@ pub struct Failure {
 
 /// The name of a Rust type without its module path or generic arguments:
 /// `my_crate::errors::PaneNotFound` → `PaneNotFound`.
-///
-/// ```
-/// assert_eq!(backstop_core::failure::short_type_name::<std::io::Error>(), "Error");
-/// assert_eq!(backstop_core::failure::short_type_name::<Vec<u8>>(), "Vec");
-/// ```
 pub fn short_type_name<T: ?Sized>() -> &'static str {
     let full = std::any::type_name::<T>();
     let path = full.split('<').next().unwrap_or(full);
@@ -442,5 +437,15 @@ impl Failure {
     pub(crate) fn carrying(mut self, error: ProtocolError) -> Self {
         self.protocol = Some(Box::new(error));
         self
+    }
+}
+
+/// The examples of this module's items (private: not run as doc tests).
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn example_short_type_name_1() {
+        assert_eq!(crate::failure::short_type_name::<std::io::Error>(), "Error");
+        assert_eq!(crate::failure::short_type_name::<Vec<u8>>(), "Vec");
     }
 }

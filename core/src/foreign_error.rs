@@ -79,7 +79,7 @@ fn family(names: &[&str]) -> Family {
 /// - `error_type` is the nearest cause's type where there is one, else the exception's
 ///   own (E3: one hop);
 /// - the family comes from the exception's type and ancestors, failing those from its
-///   cause's type, and failing those from its message ([`family_of_message`]: a
+///   cause's type, and failing those from its message (`family_of_message`: a
 ///   generic `ResourceError("Session not found: x")` is not-found) (P1);
 /// - expected when declared, and for denials (E4);
 /// - the message has pydantic-style `input_value=…` parts removed (V3);

@@ -32,7 +32,7 @@
 //!
 //! serde's messages (rmcp) are read by [`Problem::from_serde_message`].
 //!
-//! Stock prefixes before the text are skipped by [`strip_prefixes`]: `Internal error: `,
+//! Stock prefixes before the text are skipped by `strip_prefixes`: `Internal error: `,
 //! `Invalid params: `, `Error calling tool '<name>': `, `Error executing tool <name>: `,
 //! `MCP error <code>: `, `Input validation error: `, ….
 //!

@@ -27,30 +27,30 @@
 
 pub mod call;
 pub mod catalog;
-pub mod error_result;
-pub mod failure;
+mod error_result;
+mod failure;
 pub mod foreign_error;
 pub mod foreign_validation;
 mod jsonrpc_error;
 pub mod limit;
-pub mod log;
+mod log;
 pub mod machine;
-pub mod message_family;
-pub mod prefix;
+mod message_family;
+mod prefix;
 pub mod protocol_error;
 pub mod request_error;
-pub mod result;
-pub mod session;
-pub mod suggest;
+mod result;
+mod session;
+mod suggest;
 #[cfg(feature = "testing")]
 pub mod testing;
-pub mod validation;
-pub mod wire;
+mod validation;
+mod wire;
 
 pub use call::{Outcome, Shaped, shape_tool_call};
 pub use catalog::ToolCatalog;
 pub use error_result::{CallContext, error_result, unknown_tool};
-pub use failure::{Failure, Family, Level};
+pub use failure::{EXPECTED_TOOL_ERROR, Failure, Family, Level, TOOL_ERROR, VALIDATION_ERROR};
 pub use limit::{
     Keep, Limit, LimitError, Limited, MetaKept, RESULT_TOO_LARGE, RESULT_TOO_LARGE_SUGGESTION,
     StructuredCut, Truncation,
@@ -60,7 +60,7 @@ pub use machine::SessionMachine;
 pub use protocol_error::ProtocolError;
 pub use result::{Content, ModelError, TextContent, ToolResult};
 pub use session::{ClientInfo, Revision, Session};
-pub use suggest::{closest, edit_distance};
+pub use suggest::{MAX_SUGGESTION_DISTANCE, closest, edit_distance};
 pub use validation::{Problem, ProblemKind, render_problems};
 
 /// The README's examples, compiled and run as doc tests so that they stay true.

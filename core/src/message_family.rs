@@ -42,19 +42,6 @@ const TIMEOUT_ENDINGS: [&str; 2] = ["timed out", "timeout"];
 ///   ignored.
 ///
 /// `None` when the message says nothing (internal is what says nothing).
-///
-/// ```
-/// use backstop_core::Family;
-/// use backstop_core::message_family::family_of_message;
-/// assert_eq!(family_of_message("Session not found: missing"), Some(Family::NotFound));
-/// assert_eq!(family_of_message("Internal error: Pane %99 does not exist"), Some(Family::NotFound));
-/// assert_eq!(family_of_message("Upstream request timed out, please retry"), None);
-/// assert_eq!(family_of_message("Upstream request timed out"), Some(Family::Timeout));
-/// assert_eq!(family_of_message("Permission denied: /etc/shadow"), Some(Family::Permission));
-/// // Only the first clause is read: the cause named after it is not the failure's family.
-/// assert_eq!(family_of_message("Could not attach: session not found"), None);
-/// assert_eq!(family_of_message("boom"), None);
-/// ```
 pub fn family_of_message(message: &str) -> Option<Family> {
     let stripped = strip_prefixes(message);
     let named = stripped
@@ -78,14 +65,6 @@ pub fn family_of_message(message: &str) -> Option<Family> {
 
 /// The family a JSON-RPC error code says (P1), `None` for the codes that say nothing
 /// (`-32603`, `-32000`, any other).
-///
-/// ```
-/// use backstop_core::Family;
-/// use backstop_core::message_family::code_family;
-/// assert_eq!(code_family(-32002), Some(Family::NotFound));
-/// assert_eq!(code_family(-32602), Some(Family::InvalidParams));
-/// assert_eq!(code_family(-32603), None);
-/// ```
 pub fn code_family(code: i64) -> Option<Family> {
     use crate::protocol_error::code;
     match code {
@@ -150,5 +129,50 @@ mod tests {
         assert_eq!(family_of_message(&long), None);
         let multibyte = format!("{}: Session not found", "é".repeat(MAX_CLAUSE_BYTES));
         assert_eq!(family_of_message(&multibyte), None);
+    }
+}
+
+/// The examples of this module's items (private: not run as doc tests).
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn example_family_of_message_1() {
+        use crate::Family;
+        use crate::message_family::family_of_message;
+        assert_eq!(
+            family_of_message("Session not found: missing"),
+            Some(Family::NotFound)
+        );
+        assert_eq!(
+            family_of_message("Internal error: Pane %99 does not exist"),
+            Some(Family::NotFound)
+        );
+        assert_eq!(
+            family_of_message("Upstream request timed out, please retry"),
+            None
+        );
+        assert_eq!(
+            family_of_message("Upstream request timed out"),
+            Some(Family::Timeout)
+        );
+        assert_eq!(
+            family_of_message("Permission denied: /etc/shadow"),
+            Some(Family::Permission)
+        );
+        // Only the first clause is read: the cause named after it is not the failure's family.
+        assert_eq!(
+            family_of_message("Could not attach: session not found"),
+            None
+        );
+        assert_eq!(family_of_message("boom"), None);
+    }
+
+    #[test]
+    fn example_code_family_2() {
+        use crate::Family;
+        use crate::message_family::code_family;
+        assert_eq!(code_family(-32002), Some(Family::NotFound));
+        assert_eq!(code_family(-32602), Some(Family::InvalidParams));
+        assert_eq!(code_family(-32603), None);
     }
 }

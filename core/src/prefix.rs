@@ -56,24 +56,6 @@ pub struct Stripped<'a> {
 /// The message without the prefixes stock middleware, frameworks and SDKs put before
 /// it (see the [module docs](self)), however nested, with the most specific family
 /// they named and the SDK's error code.
-///
-/// ```
-/// use backstop_core::Family;
-/// use backstop_core::prefix::strip_prefixes;
-///
-/// let stripped = strip_prefixes("Internal error: Error calling tool 'x': Permission denied: no");
-/// assert_eq!((stripped.rest, stripped.family), ("no", Some(Family::Permission)));
-///
-/// let sdk = strip_prefixes("MCP error -32602: Input validation error: Invalid arguments for tool t: x");
-/// assert_eq!(sdk.rest, "Invalid arguments for tool t: x");
-/// assert_eq!((sdk.family, sdk.sdk_code), (Some(Family::InvalidParams), Some(-32602)));
-///
-/// let python = strip_prefixes("Error executing tool takes_int: 1 validation error for takes_intArguments");
-/// assert_eq!(python.rest, "1 validation error for takes_intArguments");
-///
-/// // Nothing would be left: the message stays whole.
-/// assert_eq!(strip_prefixes("Internal error: ").rest, "Internal error: ");
-/// ```
 pub fn strip_prefixes(message: &str) -> Stripped<'_> {
     let mut rest = message;
     let mut family = None;
@@ -205,5 +187,39 @@ mod tests {
             let got = strip_prefixes(kept);
             assert_eq!((got.rest, got.sdk_code), (kept, None), "{kept}");
         }
+    }
+}
+
+/// The examples of this module's items (private: not run as doc tests).
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn example_strip_prefixes_1() {
+        use crate::Family;
+        use crate::prefix::strip_prefixes;
+
+        let stripped =
+            strip_prefixes("Internal error: Error calling tool 'x': Permission denied: no");
+        assert_eq!(
+            (stripped.rest, stripped.family),
+            ("no", Some(Family::Permission))
+        );
+
+        let sdk = strip_prefixes(
+            "MCP error -32602: Input validation error: Invalid arguments for tool t: x",
+        );
+        assert_eq!(sdk.rest, "Invalid arguments for tool t: x");
+        assert_eq!(
+            (sdk.family, sdk.sdk_code),
+            (Some(Family::InvalidParams), Some(-32602))
+        );
+
+        let python = strip_prefixes(
+            "Error executing tool takes_int: 1 validation error for takes_intArguments",
+        );
+        assert_eq!(python.rest, "1 validation error for takes_intArguments");
+
+        // Nothing would be left: the message stays whole.
+        assert_eq!(strip_prefixes("Internal error: ").rest, "Internal error: ");
     }
 }

@@ -245,11 +245,11 @@ impl Failure {
     ///   the TypeScript SDK's `MCP error <code>: ` and `Input validation error: `, and
     ///   framework wrappers (`Error calling tool '<name>': `, `Error executing tool
     ///   <name>: `, `Error reading resource '<uri>': `), however nested — see
-    ///   [`strip_prefixes`];
+    ///   `strip_prefixes`;
     /// - the family is the one those prefixes name, else that of the SDK's code in the
     ///   message, else the error's code's (`-32602` invalid parameters, `-32001`/`-32002`
     ///   not found), else — where all of those say nothing more than internal — the one
-    ///   the message's words say ([`family_of_message`]: `Session not found: x` is
+    ///   the message's words say (`family_of_message`: `Session not found: x` is
     ///   not-found), else internal (P1);
     /// - without `data.expected`, invalid-parameter and permission failures are expected
     ///   (E4), others are not; without `data.error_type`, the code's name

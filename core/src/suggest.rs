@@ -38,7 +38,7 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
 
 /// The candidate closest to `given`, if one is within [`MAX_SUGGESTION_DISTANCE`].
 ///
-/// See [`closest_within`] for the rules.
+/// See `closest_within` for the rules.
 ///
 /// ```
 /// use backstop_core::closest;
@@ -62,14 +62,6 @@ where
 /// Candidates whose length in `char`s differs from `given`'s by more than
 /// `max_distance` are skipped without computing the distance, so a very long `given`
 /// costs little.
-///
-/// ```
-/// use backstop_core::suggest::closest_within;
-/// let params = vec!["count".to_string(), "counts".to_string()];
-/// assert_eq!(closest_within("coun", &params, 2), Some("count")); // tie at 1 → first
-/// assert_eq!(closest_within("count", &params, 2), Some("counts")); // never itself
-/// assert_eq!(closest_within("cnt", &params, 1), None);
-/// ```
 pub fn closest_within<'a, I, T>(given: &str, candidates: I, max_distance: usize) -> Option<&'a str>
 where
     I: IntoIterator<Item = &'a T>,
@@ -185,5 +177,18 @@ mod tests {
                 .map(|(_, c)| c);
             prop_assert_eq!(closest(&given, &cands), expected);
         }
+    }
+}
+
+/// The examples of this module's items (private: not run as doc tests).
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn example_closest_within_1() {
+        use crate::suggest::closest_within;
+        let params = vec!["count".to_string(), "counts".to_string()];
+        assert_eq!(closest_within("coun", &params, 2), Some("count")); // tie at 1 → first
+        assert_eq!(closest_within("count", &params, 2), Some("counts")); // never itself
+        assert_eq!(closest_within("cnt", &params, 1), None);
     }
 }

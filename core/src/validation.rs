@@ -189,7 +189,7 @@ impl Problem {
     /// | ``missing field `x` `` | `missing_argument` at `x` |
     /// | ``unknown field `x`, expected …`` | `unexpected_keyword_argument` at `x` |
     /// | ``duplicate field `x` `` | `duplicate_argument` at `x` |
-    /// | `invalid type: <value>, expected i64` | `invalid_type`, expected `integer` (see [`type_in_words`]) |
+    /// | `invalid type: <value>, expected i64` | `invalid_type`, expected `integer` (see `type_in_words`) |
     /// | `invalid value: <value>, expected …` | `invalid_value`: `Invalid value, expected …` |
     /// | `invalid length N, expected …` | `invalid_length`: `Invalid length, expected …` |
     /// | ``unknown variant `v`, expected …`` | `unknown_variant`: `Input should be …` |
@@ -403,14 +403,6 @@ fn strip_position(message: &str) -> &str {
 /// | `unit`, `unit struct X`, `null` | `null` |
 ///
 /// Anything else is returned as given, without a leading `a ` or `an `.
-///
-/// ```
-/// use backstop_core::validation::type_in_words;
-/// assert_eq!(type_in_words("i64"), "integer");
-/// assert_eq!(type_in_words("a sequence"), "array");
-/// assert_eq!(type_in_words("struct TargetArgs"), "object");
-/// assert_eq!(type_in_words("a valid pane id"), "valid pane id");
-/// ```
 pub fn type_in_words(expected: &str) -> String {
     let text = expected.trim();
     let text = text
@@ -714,5 +706,18 @@ mod tests {
             Problem::from_value(&serde_json::json!({"location": [1], "type": "missing_argument"})),
             None
         );
+    }
+}
+
+/// The examples of this module's items (private: not run as doc tests).
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn example_type_in_words_1() {
+        use crate::validation::type_in_words;
+        assert_eq!(type_in_words("i64"), "integer");
+        assert_eq!(type_in_words("a sequence"), "array");
+        assert_eq!(type_in_words("struct TargetArgs"), "object");
+        assert_eq!(type_in_words("a valid pane id"), "valid pane id");
     }
 }

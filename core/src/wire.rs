@@ -32,13 +32,6 @@ const ESCAPED_LEN: [u8; 256] = {
 };
 
 /// How many bytes a string occupies inside a JSON string literal, quotes excluded.
-///
-/// ```
-/// use backstop_core::wire::escaped_len;
-/// assert_eq!(escaped_len("a\nb"), 4);          // \n is two bytes
-/// assert_eq!(escaped_len("\u{1b}[0m"), 9);     // ESC is six: \u001b
-/// assert_eq!(escaped_len("é"), 2);             // raw UTF-8
-/// ```
 pub fn escaped_len(text: &str) -> usize {
     Weights::LITERAL.of_bytes(text.as_bytes())
 }
@@ -191,12 +184,6 @@ impl Weights {
 }
 
 /// The wire size of a string literal: its escaped length plus the two quotes.
-///
-/// ```
-/// use backstop_core::wire::string_size;
-/// assert_eq!(string_size("say \"hi\""), 12);
-/// assert_eq!(string_size(""), serde_json::to_vec("").unwrap().len());
-/// ```
 pub fn string_size(text: &str) -> usize {
     escaped_len(text) + 2
 }
@@ -206,14 +193,6 @@ pub fn string_size(text: &str) -> usize {
 /// Counting stops at the first addition that takes the total over the limit; the
 /// functions that feed it then return early, so the cost of counting is bounded by the
 /// limit and not by the size of what is counted.
-///
-/// ```
-/// use backstop_core::wire::Meter;
-/// let mut meter = Meter::new(10);
-/// assert!(meter.value(&serde_json::json!({"a": 1})).is_ok());
-/// assert_eq!(meter.used(), 7);
-/// assert!(meter.str("a long string").is_err());
-/// ```
 #[derive(Debug, Clone)]
 pub struct Meter {
     used: usize,
@@ -229,43 +208,21 @@ const CHUNK: usize = 65_536;
 
 impl Meter {
     /// A meter that has counted nothing and allows `limit` bytes.
-    ///
-    /// ```
-    /// let meter = backstop_core::wire::Meter::new(100);
-    /// assert_eq!(meter.used(), 0);
-    /// ```
     pub fn new(limit: usize) -> Self {
         Self { used: 0, limit }
     }
 
     /// A meter without a limit: it never fails.
-    ///
-    /// ```
-    /// let mut meter = backstop_core::wire::Meter::unlimited();
-    /// assert!(meter.str(&"x".repeat(1000)).is_ok());
-    /// ```
     pub fn unlimited() -> Self {
         Self::new(usize::MAX)
     }
 
     /// The bytes counted so far.
-    ///
-    /// ```
-    /// let mut meter = backstop_core::wire::Meter::new(10);
-    /// meter.str("ab").unwrap();
-    /// assert_eq!(meter.used(), 4);
-    /// ```
     pub fn used(&self) -> usize {
         self.used
     }
 
     /// Count `n` more bytes; fails once the total passes the limit.
-    ///
-    /// ```
-    /// let mut meter = backstop_core::wire::Meter::new(3);
-    /// assert!(meter.add(3).is_ok());
-    /// assert!(meter.add(1).is_err());
-    /// ```
     pub fn add(&mut self, n: usize) -> Result<(), OverLimit> {
         self.used = self.used.saturating_add(n);
         if self.used > self.limit {
@@ -277,24 +234,12 @@ impl Meter {
 
     /// Count a string literal, stopping within one chunk of passing the limit (at once,
     /// unread, when its length alone passes it).
-    ///
-    /// ```
-    /// let mut meter = backstop_core::wire::Meter::new(100);
-    /// meter.str("a\"b").unwrap(); // "a\"b" on the wire
-    /// assert_eq!(meter.used(), 6);
-    /// ```
     pub fn str(&mut self, text: &str) -> Result<(), OverLimit> {
         self.add(2)?;
         self.escaped(text)
     }
 
     /// Count the escaped contents of a string literal, without its quotes.
-    ///
-    /// ```
-    /// let mut meter = backstop_core::wire::Meter::new(100);
-    /// meter.escaped("\u{1b}").unwrap();
-    /// assert_eq!(meter.used(), 6);
-    /// ```
     pub fn escaped(&mut self, text: &str) -> Result<(), OverLimit> {
         // Every byte costs at least one: a string longer than the room left is over.
         if text.len() > self.limit.saturating_sub(self.used) {
@@ -307,13 +252,6 @@ impl Meter {
     }
 
     /// Count a JSON value as `serde_json` would write it compactly.
-    ///
-    /// ```
-    /// let v = serde_json::json!([1, "two", null]);
-    /// let mut meter = backstop_core::wire::Meter::unlimited();
-    /// meter.value(&v).unwrap();
-    /// assert_eq!(meter.used(), serde_json::to_vec(&v).unwrap().len());
-    /// ```
     pub fn value(&mut self, value: &Value) -> Result<(), OverLimit> {
         match value {
             Value::Null => self.add(4),
@@ -330,13 +268,6 @@ impl Meter {
     }
 
     /// Count a JSON object as `serde_json` would write it compactly.
-    ///
-    /// ```
-    /// let v = serde_json::json!({"a": 1, "b": [true]});
-    /// let mut meter = backstop_core::wire::Meter::unlimited();
-    /// meter.object(v.as_object().unwrap()).unwrap();
-    /// assert_eq!(meter.used(), serde_json::to_vec(&v).unwrap().len());
-    /// ```
     pub fn object(&mut self, map: &Map<String, Value>) -> Result<(), OverLimit> {
         self.add(2 + map.len().saturating_sub(1))?;
         map.iter()
@@ -344,12 +275,6 @@ impl Meter {
     }
 
     /// Count one `"key":value` member of an object (no comma).
-    ///
-    /// ```
-    /// let mut meter = backstop_core::wire::Meter::unlimited();
-    /// meter.member("k", &serde_json::json!(true)).unwrap();
-    /// assert_eq!(meter.used(), r#""k":true"#.len());
-    /// ```
     pub fn member(&mut self, key: &str, value: &Value) -> Result<(), OverLimit> {
         self.str(key)?;
         self.add(1)?;
@@ -376,13 +301,6 @@ pub(crate) fn number_size(number: &serde_json::Number) -> usize {
 }
 
 /// The wire size of a JSON value, or `None` if it is larger than `limit`.
-///
-/// ```
-/// use backstop_core::wire::value_size_upto;
-/// let v = serde_json::json!({"text": "line\n", "n": [1, 2.5, null]});
-/// assert_eq!(value_size_upto(&v, 1000), Some(serde_json::to_vec(&v).unwrap().len()));
-/// assert_eq!(value_size_upto(&v, 10), None);
-/// ```
 pub fn value_size_upto(value: &Value, limit: usize) -> Option<usize> {
     let mut meter = Meter::new(limit);
     meter.value(value).ok().map(|()| meter.used())
@@ -531,5 +449,107 @@ mod tests {
                 "byte {b:#x}"
             );
         }
+    }
+}
+
+/// The examples of this module's items (private: not run as doc tests).
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn example_escaped_len_1() {
+        use crate::wire::escaped_len;
+        assert_eq!(escaped_len("a\nb"), 4); // \n is two bytes
+        assert_eq!(escaped_len("\u{1b}[0m"), 9); // ESC is six: \u001b
+        assert_eq!(escaped_len("é"), 2); // raw UTF-8
+    }
+
+    #[test]
+    fn example_string_size_2() {
+        use crate::wire::string_size;
+        assert_eq!(string_size("say \"hi\""), 12);
+        assert_eq!(string_size(""), serde_json::to_vec("").unwrap().len());
+    }
+
+    #[test]
+    fn example_meter_3() {
+        use crate::wire::Meter;
+        let mut meter = Meter::new(10);
+        assert!(meter.value(&serde_json::json!({"a": 1})).is_ok());
+        assert_eq!(meter.used(), 7);
+        assert!(meter.str("a long string").is_err());
+    }
+
+    #[test]
+    fn example_new_4() {
+        let meter = crate::wire::Meter::new(100);
+        assert_eq!(meter.used(), 0);
+    }
+
+    #[test]
+    fn example_unlimited_5() {
+        let mut meter = crate::wire::Meter::unlimited();
+        assert!(meter.str(&"x".repeat(1000)).is_ok());
+    }
+
+    #[test]
+    fn example_used_6() {
+        let mut meter = crate::wire::Meter::new(10);
+        meter.str("ab").unwrap();
+        assert_eq!(meter.used(), 4);
+    }
+
+    #[test]
+    fn example_add_7() {
+        let mut meter = crate::wire::Meter::new(3);
+        assert!(meter.add(3).is_ok());
+        assert!(meter.add(1).is_err());
+    }
+
+    #[test]
+    fn example_str_8() {
+        let mut meter = crate::wire::Meter::new(100);
+        meter.str("a\"b").unwrap(); // "a\"b" on the wire
+        assert_eq!(meter.used(), 6);
+    }
+
+    #[test]
+    fn example_escaped_9() {
+        let mut meter = crate::wire::Meter::new(100);
+        meter.escaped("\u{1b}").unwrap();
+        assert_eq!(meter.used(), 6);
+    }
+
+    #[test]
+    fn example_value_10() {
+        let v = serde_json::json!([1, "two", null]);
+        let mut meter = crate::wire::Meter::unlimited();
+        meter.value(&v).unwrap();
+        assert_eq!(meter.used(), serde_json::to_vec(&v).unwrap().len());
+    }
+
+    #[test]
+    fn example_object_11() {
+        let v = serde_json::json!({"a": 1, "b": [true]});
+        let mut meter = crate::wire::Meter::unlimited();
+        meter.object(v.as_object().unwrap()).unwrap();
+        assert_eq!(meter.used(), serde_json::to_vec(&v).unwrap().len());
+    }
+
+    #[test]
+    fn example_member_12() {
+        let mut meter = crate::wire::Meter::unlimited();
+        meter.member("k", &serde_json::json!(true)).unwrap();
+        assert_eq!(meter.used(), r#""k":true"#.len());
+    }
+
+    #[test]
+    fn example_value_size_upto_13() {
+        use crate::wire::value_size_upto;
+        let v = serde_json::json!({"text": "line\n", "n": [1, 2.5, null]});
+        assert_eq!(
+            value_size_upto(&v, 1000),
+            Some(serde_json::to_vec(&v).unwrap().len())
+        );
+        assert_eq!(value_size_upto(&v, 10), None);
     }
 }

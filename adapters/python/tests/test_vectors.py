@@ -96,7 +96,8 @@ def _through_python(vector: dict[str, Any]) -> str:
         meta=session["meta"],
         handshake=session["handshake"],
     )
-    assert own is None, "the catalog is complete: no listing of the machine's own"
+    while own is not None:  # in process a name the catalog lacks is listed for (R5)
+        own = machine.own_listing_answer({"tools": [vector["tool"]]})
     decided = machine.before_running(2)
     if decided is None and "failure" in outcome:
         failure = describe(_exception(outcome["failure"]), vector["call"])

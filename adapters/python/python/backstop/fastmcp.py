@@ -245,10 +245,6 @@ def _tool_entries(tools: Iterable[Any]) -> list[dict[str, Any]]:
     return [entry for entry in map(_tool_entry, tools) if entry is not None]
 
 
-#: The notification that the server's tools changed, as the machine reads it.
-_TOOLS_LIST_CHANGED = "notifications/tools/list_changed"
-
-
 def _says_unknown_tool(exc: BaseException | None, name: str) -> bool:
     """fastmcp's own word that it has no tool ``name`` (``NotFoundError("Unknown tool:
     'x'")``): its tools changed since they were listed."""
@@ -454,10 +450,8 @@ class _Driver(Middleware):
         """Hand the call to the machine, list the server's tools if it asks (E8, R5),
         and its answer when the call need not run (E8, V6; the converters only)."""
         machine = self._machine
-        if not machine.knows_tool(name):
-            # fastmcp tells a middleware nothing of a change of its tools: a name the
-            # catalog does not hold is taken as that word, so it is listed again.
-            machine.server_notification(_TOOLS_LIST_CHANGED)
+        # In process the machine lists for every name its catalog lacks (fastmcp tells
+        # a middleware nothing of a change of its tools).
         arguments = context.message.arguments or {}
         own = machine.client_request(
             request,
