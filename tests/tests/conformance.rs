@@ -6,7 +6,7 @@
 use backstop_core::call::{Outcome, ToolCatalog, shape_tool_call};
 use backstop_core::request_error::shape_request_error;
 use backstop_core::{
-    ClientInfo, Failure, Family, Limit, ProtocolError, Revision, Session, ToolResult,
+    ClientInfo, Failure, Family, Keep, Limit, ProtocolError, Revision, Session, ToolResult,
 };
 use backstop_jsonrpc::{Forward, Shaper};
 use rmcp::model::{
@@ -28,10 +28,19 @@ struct Vector {
     client: ClientInfo,
     revision: Revision,
     cap: usize,
+    /// The keep policy (L16): `tail` unless the vector says.
+    keep: Keep,
     method: String,
     uri: Option<String>,
     /// What the server sends for the request: a JSON-RPC error or a result.
     outcome: Result<Value, ProtocolError>,
+}
+
+impl Vector {
+    /// The vector's limit: its cap and keep policy.
+    fn limit(&self) -> Limit {
+        Limit::new(self.cap).unwrap().with_keep(self.keep)
+    }
 }
 
 fn vectors() -> Vec<Vector> {
@@ -57,6 +66,10 @@ fn vector(v: Value) -> Vector {
         client: ClientInfo::from_value(&v["client"]).unwrap(),
         revision: Revision::parse(v["revision"].as_str().unwrap()).unwrap(),
         cap: v["cap"].as_u64().unwrap() as usize,
+        keep: v
+            .get("keep")
+            .and_then(Value::as_str)
+            .map_or(Keep::Tail, |keep| keep.parse().unwrap()),
         method: v
             .get("method")
             .and_then(Value::as_str)
@@ -109,7 +122,7 @@ fn canonical(value: &Value) -> String {
 // ---- the core, directly -------------------------------------------------------------
 
 fn through_core(v: &Vector) -> String {
-    let limit = Limit::new(v.cap).unwrap();
+    let limit = v.limit();
     if v.method != "tools/call" {
         let session = Session {
             client: Some(v.client.clone()),
@@ -138,7 +151,7 @@ fn through_core(v: &Vector) -> String {
 // ---- the JSON-RPC shaper --------------------------------------------------------------
 
 fn through_shaper(v: &Vector) -> String {
-    let mut shaper = Shaper::new(Limit::new(v.cap).unwrap());
+    let mut shaper = Shaper::new(v.limit());
     let client_info = json!({"name": v.client.name, "version": v.client.version});
     let handshake = v.revision < Revision::V2026_07_28;
     let meta = json!({
@@ -262,8 +275,7 @@ impl ClientHandler for VectorClient {
 }
 
 async fn through_rmcp(v: &Vector) -> String {
-    let server = backstop_rmcp::Backstop::new(VectorServer(v.clone()))
-        .with_limit(Limit::new(v.cap).unwrap());
+    let server = backstop_rmcp::Backstop::new(VectorServer(v.clone())).with_limit(v.limit());
     let (server_io, client_io) = tokio::io::duplex(1 << 22);
     tokio::spawn(async move {
         if let Ok(running) = server.serve(server_io).await {

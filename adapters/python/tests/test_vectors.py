@@ -85,7 +85,7 @@ def _through_python(vector: dict[str, Any]) -> str:
         failure = describe(_exception(outcome["failure"]))
         error, _record = _core.request_error(failure, method, uri=vector.get("uri"), session=session)
         return _canonical({"error": error})
-    machine = _core.SessionMachine(_core.Limit(vector["cap"]))
+    machine = _core.SessionMachine(_core.Limit(vector["cap"], keep=vector.get("keep")))
     machine.client_request(1, "tools/list", may_send=False)
     machine.server_response(1, {"tools": [vector["tool"]]})
     own = machine.client_request(
