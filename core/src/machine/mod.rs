@@ -485,11 +485,10 @@ impl SessionMachine {
                 let in_process = self.in_process;
                 let shaped = self.with_call_context(call, |catalog, context, limit| {
                     let outcome = match outcome {
-                        Outcome::Result(mut result) if in_process => {
-                            context.add_wire_fields(&mut result);
-                            Outcome::Result(result)
+                        Outcome::Result(result) => {
+                            Outcome::Result(with_wire_fields(in_process, context, result))
                         }
-                        outcome => outcome,
+                        failure => failure,
                     };
                     shape_tool_call(catalog, context, outcome, limit)
                 });
@@ -536,10 +535,7 @@ impl SessionMachine {
         };
         let in_process = self.in_process;
         let shaped = self.with_call_context(call, |catalog, context, limit| {
-            let mut result = result;
-            if in_process {
-                context.add_wire_fields(&mut result);
-            }
+            let result = with_wire_fields(in_process, context, result);
             shape_tool_call_in_part(catalog, context, result, held, limit)
         })?;
         let request = self.pending.remove(id)?;
@@ -587,10 +583,7 @@ impl SessionMachine {
         };
         let in_process = self.in_process;
         let shaped = self.with_call_context(call, |catalog, context, limit| {
-            let mut shell = shell;
-            if in_process {
-                context.add_wire_fields(&mut shell);
-            }
+            let shell = with_wire_fields(in_process, context, shell);
             shape_tool_call_texts(catalog, context, shell, texts, limit)
         });
         self.answer(request.id_json, shaped)
@@ -826,6 +819,15 @@ struct PendingCall {
     tool: String,
     arguments: Vec<String>,
     session: Session,
+}
+
+/// `result` as the wire will carry it (L4, R4): with what an in-process server's SDK
+/// adds after the adapter (behind a proxy, what was read is what the wire carries).
+fn with_wire_fields(in_process: bool, context: &CallContext, mut result: ToolResult) -> ToolResult {
+    if in_process {
+        context.add_wire_fields(&mut result);
+    }
+    result
 }
 
 /// The members of a request's `_meta` that a client without a handshake sends in every
