@@ -16,6 +16,7 @@
 use std::borrow::Cow;
 use std::time::Instant;
 
+use backstop_core::Session;
 use backstop_core::limit::HeldInPart;
 use backstop_core::machine::{
     Answer, ClientRequest, OwnRequest, RequestId, Response, SessionMachine as CoreMachine,
@@ -146,7 +147,10 @@ impl SessionMachine {
         let mut request = ClientRequest::new(request_id(id), id.to_string(), method)
             .arguments(arguments.unwrap_or_default())
             .meta(optional_object(meta, "meta")?)
-            .in_session(optional_object(handshake, "handshake")?.map(Value::Object));
+            .in_session(
+                optional_object(handshake, "handshake")?
+                    .map(|handshake| Session::from_initialize(&Value::Object(handshake))),
+            );
         request.tool = tool;
         let own = self.inner.client_request(request, may_send, Instant::now());
         own_request(py, own)

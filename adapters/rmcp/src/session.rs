@@ -5,20 +5,24 @@
 //! asks for. What the catalog has learnt, when to list, when a tool is unknown (E8,
 //! R5) is the machine's to decide.
 
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Instant;
 
 use backstop_core::machine::{ClientRequest, OwnRequest, RequestId, SessionMachine};
-use backstop_core::{Limit, LogRecord};
+use backstop_core::{ClientInfo, Limit, LogRecord, Revision, Session};
 use rmcp::model::{NumberOrString, PaginatedRequestParams};
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 /// One wrapper's session machine, shared by its concurrent requests. The lock is
 /// never held across an `await`.
 #[derive(Debug)]
-pub(crate) struct SharedMachine(Mutex<SessionMachine>);
+pub(crate) struct SharedMachine {
+    machine: Mutex<SessionMachine>,
+    /// What the session's handshake said, once rmcp has it.
+    session: OnceLock<Session>,
+}
 
 impl SharedMachine {
     /// A machine for `limit` and strict mode `strict` (V6), in process.
@@ -26,12 +30,15 @@ impl SharedMachine {
         let machine = SessionMachine::new(limit.clone())
             .in_process()
             .with_strict(strict);
-        Self(Mutex::new(machine))
+        Self {
+            machine: Mutex::new(machine),
+            session: OnceLock::new(),
+        }
     }
 
     pub(crate) fn lock(&self) -> MutexGuard<'_, SessionMachine> {
         // A panic while holding the lock leaves the machine in a state it can go on from.
-        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+        self.machine.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Take the records of the failures converted since the last call (G1).
@@ -105,17 +112,31 @@ pub(crate) fn request_id(id: &NumberOrString) -> (RequestId, String) {
     }
 }
 
-/// A request of `method` as the machine reads it: its id, the request's `_meta`, and
-/// the session's `initialize` params as rmcp kept them (R2, R3).
-pub(crate) fn client_request(context: &RequestContext<RoleServer>, method: &str) -> ClientRequest {
-    let (id, id_json) = request_id(&context.id);
-    let handshake = context.peer.peer_info().map(|info| {
-        json!({
-            "protocolVersion": info.protocol_version.as_str(),
-            "clientInfo": {"name": info.client_info.name, "version": info.client_info.version},
-        })
-    });
-    ClientRequest::new(id, id_json, method)
-        .meta(Some(context.meta.0.0.clone()))
-        .in_session(handshake)
+impl SharedMachine {
+    /// A request of `method` as the machine reads it: its id, the request's `_meta`,
+    /// and the session's `initialize` params as rmcp kept them (R2, R3; read once).
+    pub(crate) fn client_request(
+        &self,
+        context: &RequestContext<RoleServer>,
+        method: &str,
+    ) -> ClientRequest {
+        let (id, id_json) = request_id(&context.id);
+        let session = match self.session.get() {
+            Some(session) => Some(session.clone()),
+            None => context.peer.peer_info().map(|info| {
+                let session = Session {
+                    client: Some(ClientInfo::new(
+                        info.client_info.name.clone(),
+                        info.client_info.version.clone(),
+                    )),
+                    revision: Some(Revision::parse_or_newest(info.protocol_version.as_str())),
+                };
+                self.session.get_or_init(|| session).clone()
+            }),
+        };
+        let meta = &context.meta.0.0;
+        ClientRequest::new(id, id_json, method)
+            .meta((!meta.is_empty()).then(|| meta.clone()))
+            .in_session(session)
+    }
 }

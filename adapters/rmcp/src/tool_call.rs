@@ -22,7 +22,7 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use crate::convert::{to_call_tool_result, to_error_data, to_protocol_error, to_tool_result_texts};
-use crate::session::{Pending, client_request};
+use crate::session::Pending;
 use crate::wrapper::Backstop;
 
 impl<S: ServerHandler> Backstop<S> {
@@ -31,7 +31,9 @@ impl<S: ServerHandler> Backstop<S> {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let call = client_request(&context, "tools/call")
+        let call = self
+            .machine
+            .client_request(&context, "tools/call")
             .tool(request.name.as_ref())
             .arguments(request.arguments.iter().flat_map(|a| a.keys().cloned()));
         let pending = Pending::new(&self.machine, call.id.clone());
@@ -40,7 +42,10 @@ impl<S: ServerHandler> Backstop<S> {
             .machine
             .lock()
             .client_request(call, true, Instant::now());
-        self.machine.list(own, self.inner(), &context).await;
+        if own.is_some() {
+            // Boxed: the listing's future would otherwise make every call's bigger.
+            Box::pin(self.machine.list(own, self.inner(), &context)).await;
+        }
         // The lock is let go before `send` takes the records (it locks again).
         let before = self
             .machine

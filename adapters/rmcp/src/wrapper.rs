@@ -17,7 +17,7 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use crate::convert::{session_of, to_error_data, to_protocol_error};
 use crate::delegate::{delegate_notifications, delegate_plain, delegate_requests};
 use crate::report::{FailureCounts, Reporter};
-use crate::session::{SharedMachine, client_request};
+use crate::session::SharedMachine;
 
 /// Any rmcp `ServerHandler`, with backstop in front of it: tool failures become
 /// readable `isError` results (E, V), oversized results keep their tail under a hard
@@ -405,7 +405,7 @@ impl<S: ServerHandler> ServerHandler for Backstop<S> {
     ) -> Result<ListToolsResult, ErrorData> {
         let session = session_of(&context);
         // The client's listing teaches the machine's catalog too (R5).
-        let mut listing = client_request(&context, "tools/list");
+        let mut listing = self.machine.client_request(&context, "tools/list");
         listing.cursor = request.as_ref().is_some_and(|r| r.cursor.is_some());
         let id = listing.id.clone();
         self.machine

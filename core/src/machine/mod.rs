@@ -101,10 +101,11 @@ pub struct ClientRequest {
     pub meta: Option<Map<String, Value>>,
     /// An `initialize` request's whole params (`protocolVersion`, `clientInfo`).
     pub initialize: Option<Value>,
-    /// The `initialize` params of the session this request came in, for an adapter
-    /// whose one machine serves many sessions (in process): the request's revision and
-    /// client come from it rather than from the machine's own handshake (R2, R3).
-    pub handshake: Option<Value>,
+    /// What the handshake of the session this request came in said (read with
+    /// [`Session::from_initialize`]), for an adapter whose one machine serves many
+    /// sessions, or that joined after the handshake (in process): the request's
+    /// revision and client come from it rather than from the machine's own (R2, R3).
+    pub session: Option<Session>,
 }
 
 impl ClientRequest {
@@ -120,7 +121,7 @@ impl ClientRequest {
             uri: None,
             meta: None,
             initialize: None,
-            handshake: None,
+            session: None,
         }
     }
 
@@ -142,10 +143,10 @@ impl ClientRequest {
         self
     }
 
-    /// With the `initialize` params of the session it came in (see
-    /// [`handshake`](Self::handshake)).
-    pub fn in_session(mut self, handshake: Option<Value>) -> Self {
-        self.handshake = handshake;
+    /// With what the handshake of the session it came in said (see
+    /// [`session`](Self::session)).
+    pub fn in_session(mut self, session: Option<Session>) -> Self {
+        self.session = session;
         self
     }
 }
@@ -379,8 +380,8 @@ impl SessionMachine {
             },
             _ => false,
         };
-        let session = match &request.handshake {
-            Some(handshake) => Session::from_initialize(handshake),
+        let session = match request.session {
+            Some(session) => session,
             None => self.handshake.clone(),
         }
         .or_request_meta(request.meta.as_ref());
@@ -1440,9 +1441,15 @@ mod tests {
         let mut machine = listed(&["t"]).in_process();
         let newer =
             json!({"protocolVersion": "2026-07-28", "clientInfo": {"name": "c", "version": "1"}});
-        machine.client_request(call(1, "t").in_session(Some(newer)), false, now);
         machine.client_request(
-            call(2, "t").in_session(Some(json!({"protocolVersion": "2025-11-25"}))),
+            call(1, "t").in_session(Some(Session::from_initialize(&newer))),
+            false,
+            now,
+        );
+        machine.client_request(
+            call(2, "t").in_session(Some(Session::from_initialize(
+                &json!({"protocolVersion": "2025-11-25"}),
+            ))),
             false,
             now,
         );
@@ -1469,7 +1476,11 @@ mod tests {
         machine.set_server_stamp(Some(stamp.clone()));
         let fits_bare = "x".repeat(1_000 - ToolResult::text("").wire_size() - 2);
         assert!(ToolResult::text(fits_bare.clone()).wire_size() <= 1_000);
-        machine.client_request(call(1, "t").in_session(Some(newer.clone())), false, now);
+        machine.client_request(
+            call(1, "t").in_session(Some(Session::from_initialize(&newer))),
+            false,
+            now,
+        );
         let Answer::Result {
             result, truncation, ..
         } = machine.server_result_texts(&id(1), ToolResult::text(""), &[&fits_bare])
@@ -1484,7 +1495,11 @@ mod tests {
         );
         // On 2025-11-25 nothing is added: it fits.
         let older = json!({"protocolVersion": "2025-11-25"});
-        machine.client_request(call(2, "t").in_session(Some(older)), false, now);
+        machine.client_request(
+            call(2, "t").in_session(Some(Session::from_initialize(&older))),
+            false,
+            now,
+        );
         assert_eq!(
             machine.server_result_texts(&id(2), ToolResult::text(""), &[&fits_bare]),
             Answer::Unchanged
@@ -1500,7 +1515,11 @@ mod tests {
         // Behind a proxy the wire is what was read: nothing is added.
         let mut proxy = SessionMachine::new(limit);
         proxy.set_server_stamp(Some(stamp));
-        proxy.client_request(call(3, "t").in_session(Some(newer)), false, now);
+        proxy.client_request(
+            call(3, "t").in_session(Some(Session::from_initialize(&newer))),
+            false,
+            now,
+        );
         let value = ToolResult::text(fits_bare).into_value();
         assert_eq!(
             proxy.server_response(&id(3), Response::Result(value), now),
