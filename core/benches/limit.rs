@@ -1,7 +1,7 @@
 //! The limiter on one text block of 1 MB, 10 MB and 100 MB at a 1 MB cap, beside
 //! `serde_json::to_vec` of the same results (what a limiter that serializes to measure
 //! would pay before it even starts cutting), and beside a 1 MB `memcpy` in the same
-//! run: the floor of any cut that keeps 1 MB (issue 9's goal is within 5× of it).
+//! run: the floor of any cut that keeps 1 MB (the goal: within 5× of it).
 //!
 //! Two kinds of text: plain scrollback, and escape-heavy scrollback (colour escapes,
 //! quotes, tabs, carriage returns, BEL: bytes that cost 2 or 6 on the wire). Besides

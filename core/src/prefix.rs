@@ -150,7 +150,7 @@ mod tests {
                 "Error calling tool 'x' without colon",
                 None,
             ),
-            // The official Python SDK's wrapper (issue 12), and its bare form.
+            // The official Python SDK's wrapper (E2), and its bare form.
             ("Error executing tool takes_int: boom", "boom", None),
             (
                 "Error executing tool takes_int",

@@ -83,7 +83,7 @@ pub fn shape_request_error(
         }
     }
     if !converted && method.starts_with("resources/") && is_resource_not_found(&mapped) {
-        // R3 (issue 4, J4): a server's own resource-not-found error keeps its message
+        // R3: a server's own resource-not-found error keeps its message
         // and data, with the code of the client's revision — and the request's uri in
         // `data` when it is rewritten without one (P1).
         let code = session.revision().resource_not_found_code();

@@ -1,7 +1,7 @@
 //! `isError` texts real servers nobody on this team wrote sent (captured into
 //! `data/foreign-texts.jsonl`: the TypeScript SDK's reference server, the official
 //! Python SDK), and the results the core rebuilds from them — pinned in snapshots —
-//! plus V3's last line of defence over generated pydantic texts (issue 12).
+//! plus V3's last line of defence over generated pydantic texts.
 
 use backstop_core::call::{Outcome, Shaped, ToolCatalog, shape_tool_call};
 use backstop_core::{Limit, ToolResult};
@@ -226,7 +226,7 @@ fn title() -> impl Strategy<Value = String> {
 }
 
 proptest! {
-    /// V3, the last line of defence (issue 12): whatever the prefix and the title, and
+    /// V3, the last line of defence: whatever the prefix and the title, and
     /// whether or not the text is recognised, no value survives — not in the result,
     /// not in the log record.
     #[test]

@@ -198,7 +198,7 @@ async def test_p1_resource_not_found_by_family() -> None:
 
 @pytest.mark.parametrize("make", [Backstop, ToolErrorResultMiddleware])
 async def test_p1_a_generic_resource_error_whose_message_says_not_found(make: type) -> None:
-    """Finding 1 of issue 17: libtmux-mcp's ``tmux://`` handlers raise fastmcp's generic
+    """P1, A0: libtmux-mcp's ``tmux://`` handlers raise fastmcp's generic
     ``ResourceError("Session not found: …")`` with no cause; the family comes from the
     message (P1), as the shaper and rmcp read the same message."""
     async with Client(make_server(make()), client_info=CLIENT) as client:
@@ -212,7 +212,7 @@ async def test_p1_a_generic_resource_error_whose_message_says_not_found(make: ty
 async def test_v3_an_error_result_the_tool_built_itself_loses_the_value(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """Finding 3 of issue 17: a tool's own ``isError`` result quoting pydantic's
+    """V3: a tool's own ``isError`` result quoting pydantic's
     ``input_value=…`` goes through the core's last-line redaction too (V3)."""
     caplog.set_level(logging.DEBUG, logger="backstop")
     backstop = Backstop()

@@ -1,6 +1,6 @@
 //! SPEC B2, L13 through the wrapper: a tool that returns a 100 MB text, cut to a 1 MB
 //! cap, costs the wrapper about the kept tail on top of the text the tool built — the
-//! wrapper reads the text where rmcp holds it and never copies it whole (issue 9).
+//! wrapper reads the text where rmcp holds it and never copies it whole (B2, L13).
 //!
 //! The bytes allocated at the peak are counted by this binary's own global allocator,
 //! so the cases here run one at a time (one `#[test]`, in sequence).
