@@ -1432,6 +1432,7 @@ mod tests {
         let mut lax = listed(&["run"]).in_process();
         lax.client_request(call(3, "run").arguments(["x"]), true, now);
         assert_eq!(lax.before_running(&id(3), now), None, "off by default");
+        assert!(!lax.is_strict());
     }
 
     #[test]
