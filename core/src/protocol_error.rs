@@ -169,10 +169,7 @@ fn family_code(family: Family) -> i64 {
 pub(crate) fn resource_not_found_message(message: String) -> String {
     // A stock prefix (`Not found: `) says again what the code says: the same words
     // whether the failure was raised in process or came as a server's error (P1, A0).
-    let message = match strip_prefixes(&message).rest {
-        rest if rest.len() < message.len() => rest.to_owned(),
-        _ => message,
-    };
+    let message = strip_prefixes(&message).rest.to_owned();
     let bare = RESOURCE_NOT_FOUND_PREFIX.trim_end_matches([':', ' ']);
     let already = message
         .get(..bare.len())
@@ -375,6 +372,16 @@ impl From<ProtocolError> for Failure {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_resource_not_found_message_says_a_stock_prefix_once() {
+        // P1, A0: the same words whether the failure was raised or sent.
+        let said = |message: &str| resource_not_found_message(message.to_owned());
+        assert_eq!(said("Not found: Session"), "Resource not found: Session");
+        assert_eq!(said("Session"), "Resource not found: Session");
+        assert_eq!(said("resource not found: x"), "resource not found: x");
+        assert_eq!(said(""), "Resource not found");
+    }
     use serde_json::json;
 
     fn nf(message: &str) -> Failure {
