@@ -3,7 +3,7 @@
 //! Value path), while what is held of a long line stays bounded by the cap.
 
 use backstop_core::Limit;
-use backstop_core::limit::{HeldInPart, Keep};
+use backstop_core::limit::Keep;
 use backstop_jsonrpc::Shaper;
 use backstop_jsonrpc::scan::Scan;
 use backstop_jsonrpc::stream::{MemorySink, ServerStream};
