@@ -109,6 +109,57 @@ mod tests {
     const FASTMCP_MISSING: &str = "1 validation error for call[takes_int]\ncount\n  Missing required argument [type=missing_argument, input_value={}, input_type=dict]\n    For further information visit https://errors.pydantic.dev/2.14/v/missing_argument";
 
     #[test]
+    fn v2_says_the_format_pydantic_named_not_a_string() {
+        // A caller that sent a string is told what the string should be (V2), through
+        // pydantic's structured errors and its text alike; the value never (V3).
+        let cases = [
+            (
+                "url_parsing",
+                "Input should be a valid URL, relative URL without a base",
+                "URL",
+            ),
+            (
+                "uuid_parsing",
+                "Input should be a valid UUID, invalid character",
+                "UUID",
+            ),
+            (
+                "date_parsing",
+                "Input should be a valid date in the format YYYY-MM-DD",
+                "date",
+            ),
+            (
+                "datetime_parsing",
+                "Input should be a valid datetime",
+                "datetime",
+            ),
+            (
+                "time_parsing",
+                "Input should be in a valid time format",
+                "time",
+            ),
+            ("string_type", "Input should be a valid string", "string"),
+        ];
+        for (kind, msg, expected) in cases {
+            let errors =
+                [serde_json::json!({"loc": ["x"], "type": kind, "msg": msg, "input": "hunter2"})];
+            let problems = from_pydantic_errors(&errors);
+            assert_eq!(problems, [Problem::invalid_type(["x"], expected)], "{kind}");
+            let text = format!(
+                "1 validation error for call[t]\nx\n  {msg} [type={kind}, input_value='hunter2', input_type=str]"
+            );
+            let rendered = render_problems("t", &recognize(&text).unwrap());
+            assert!(
+                rendered.contains(&format!(
+                    "Input should be a valid {expected} [type=invalid_type]"
+                )),
+                "{rendered}"
+            );
+            assert!(!rendered.contains("hunter2"));
+        }
+    }
+
+    #[test]
     fn reads_fastmcp_texts_with_and_without_middleware_prefixes() {
         for prefix in [
             "",

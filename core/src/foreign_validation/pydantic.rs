@@ -189,7 +189,9 @@ fn pydantic_kind_problem(
     }
 }
 
-/// The JSON Schema type a pydantic `<type>_type` / `<type>_parsing` kind wants.
+/// What a pydantic `<type>_type` / `<type>_parsing` kind wants, as precisely as pydantic
+/// said it (V2): the JSON Schema type, or the string format it names (a URL, a UUID, a
+/// date) — never "a valid string" for a string the caller did send.
 fn pydantic_type(kind: &str) -> Option<&'static str> {
     let base = kind
         .strip_suffix("_type")
@@ -199,7 +201,12 @@ fn pydantic_type(kind: &str) -> Option<&'static str> {
         "int" => "integer",
         "float" | "decimal" => "number",
         "bool" => "boolean",
-        "string" | "str" | "bytes" | "date" | "datetime" | "time" | "uuid" | "url" => "string",
+        "string" | "str" | "bytes" => "string",
+        "url" => "URL",
+        "uuid" => "UUID",
+        "date" => "date",
+        "datetime" => "datetime",
+        "time" => "time",
         "list" | "tuple" | "set" | "frozen_set" | "iterable" => "array",
         "dict" | "model" | "model_attributes" | "dataclass" | "typed_dict" => "object",
         "none" => "null",
