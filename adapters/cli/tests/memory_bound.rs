@@ -245,17 +245,26 @@ impl Scrollback {
     }
 }
 
-/// A `tools/call` result line of `bytes` bytes through the proxy: it comes out as
-/// the cut of what the server wrote (L3, L4, L9, L10, L12), and within B3's memory.
-fn result_is_cut(case: &str, bytes: usize, id_last: bool) {
+/// What one `scrollback` call through the proxy gave.
+struct Called {
+    /// The line the server wrote.
+    written: BigLine,
+    /// The line that came out.
+    line: Vec<u8>,
+    took: Duration,
+    /// The proxy's peak resident memory.
+    peak: u64,
+}
+
+/// Call the fixture's `scrollback` tool through `proxy` for a result line of `bytes`
+/// bytes (its `id` after the result when `id_last`), and stop the proxy.
+fn call_scrollback(mut proxy: Proxy, bytes: usize, id_last: bool) -> Called {
     let shape = if id_last {
         Shape::ResultIdLast
     } else {
         Shape::ResultIdFirst
     };
     let written = BigLine::new(shape, "2", bytes);
-    let original = Scrollback::of(&written);
-    let mut proxy = Proxy::start();
     let start = Instant::now();
     proxy.send(&format!(
         r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"scrollback","arguments":{{"bytes":{bytes},"id_last":{id_last}}}}}}}"#
@@ -264,6 +273,24 @@ fn result_is_cut(case: &str, bytes: usize, id_last: bool) {
     let took = start.elapsed();
     let peak = proxy.peak_rss();
     proxy.finish();
+    Called {
+        written,
+        line,
+        took,
+        peak,
+    }
+}
+
+/// A `tools/call` result line of `bytes` bytes through the proxy: it comes out as
+/// the cut of what the server wrote (L3, L4, L9, L10, L12), and within B3's memory.
+fn result_is_cut(case: &str, bytes: usize, id_last: bool) {
+    let Called {
+        written,
+        line,
+        took,
+        peak,
+    } = call_scrollback(Proxy::start(), bytes, id_last);
+    let original = Scrollback::of(&written);
 
     #[derive(serde::Deserialize)]
     struct Response<'a> {
@@ -321,22 +348,12 @@ fn result_is_cut(case: &str, bytes: usize, id_last: bool) {
 /// out exactly as the core cuts the whole result under the policy (L13: the proxy held
 /// only the ends the policy keeps), and within B3's memory.
 fn result_is_cut_keeping(case: &str, keep: &[&str], policy: Keep, id_last: bool) {
-    let bytes = 100 * MB;
-    let shape = if id_last {
-        Shape::ResultIdLast
-    } else {
-        Shape::ResultIdFirst
-    };
-    let written = BigLine::new(shape, "2", bytes);
-    let mut proxy = Proxy::start_with(keep);
-    let start = Instant::now();
-    proxy.send(&format!(
-        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"scrollback","arguments":{{"bytes":{bytes},"id_last":{id_last}}}}}}}"#
-    ));
-    let line = proxy.small_line();
-    let took = start.elapsed();
-    let peak = proxy.peak_rss();
-    proxy.finish();
+    let Called {
+        written,
+        line,
+        took,
+        peak,
+    } = call_scrollback(Proxy::start_with(keep), 100 * MB, id_last);
 
     let response: Value = serde_json::from_slice(&line).expect("the cut line is JSON");
     assert_eq!(
