@@ -522,18 +522,11 @@ impl SessionMachine {
         held: &HeldInPart,
     ) -> Option<Answer> {
         let request = self.pending.get(id)?;
-        let RequestKind::ToolsCall { tool, arguments } = &request.kind else {
-            return None;
-        };
+        let call = PendingCall::of(request)?;
         if request.cancelled {
             self.pending.remove(id);
             return Some(Answer::Unchanged);
         }
-        let call = PendingCall {
-            tool: tool.clone(),
-            arguments: arguments.clone(),
-            session: request.session.clone(),
-        };
         let in_process = self.in_process;
         let shaped = self.with_call_context(call, |catalog, context, limit| {
             let result = with_wire_fields(in_process, context, result);
@@ -571,16 +564,8 @@ impl SessionMachine {
         let Some(request) = self.pending.remove(id) else {
             return Answer::Unchanged;
         };
-        let RequestKind::ToolsCall { tool, arguments } = request.kind else {
-            return Answer::Unchanged;
-        };
-        if request.cancelled {
-            return Answer::Unchanged; // E9
-        }
-        let call = PendingCall {
-            tool,
-            arguments,
-            session: request.session,
+        let Some(call) = PendingCall::of(&request).filter(|_| !request.cancelled) else {
+            return Answer::Unchanged; // not a call, or cancelled (E9)
         };
         let in_process = self.in_process;
         let shaped = self.with_call_context(call, |catalog, context, limit| {
@@ -611,18 +596,15 @@ impl SessionMachine {
     /// ```
     pub fn before_running(&mut self, id: &RequestId, now: Instant) -> Option<Answer> {
         let request = self.pending.get(id)?;
-        let RequestKind::ToolsCall { tool, arguments } = &request.kind else {
+        let RequestKind::ToolsCall { tool, .. } = &request.kind else {
             return None;
         };
+        // The common case, a known tool without strict mode, copies nothing.
         let unknown = self.catalog.lookup(tool, now) == ToolLookup::Unknown;
         if !unknown && !self.strict {
             return None;
         }
-        let call = PendingCall {
-            tool: tool.clone(),
-            arguments: arguments.clone(),
-            session: request.session.clone(),
-        };
+        let call = PendingCall::of(request)?;
         let shaped = self.with_call_context(call, |catalog, context, limit| {
             if let Err(error) = catalog.check(&context.tool) {
                 return Some(Shaped::unknown_tool(error));
@@ -820,6 +802,20 @@ struct PendingCall {
     tool: String,
     arguments: Vec<String>,
     session: Session,
+}
+
+impl PendingCall {
+    /// What `request` was, when it is a `tools/call`.
+    fn of(request: &PendingRequest) -> Option<Self> {
+        let RequestKind::ToolsCall { tool, arguments } = &request.kind else {
+            return None;
+        };
+        Some(Self {
+            tool: tool.clone(),
+            arguments: arguments.clone(),
+            session: request.session.clone(),
+        })
+    }
 }
 
 /// `result` as the wire will carry it (L4, R4): with what an in-process server's SDK
