@@ -179,3 +179,41 @@ fn a_structured_cut_keeps_both_ends() {
         head_per_mille: 500
     }));
 }
+
+/// L15 a with L16: under head and tail the header line is ASCII, so it can hold more
+/// characters than the multibyte run it stands for. A string under `maxLength` keeps
+/// its head instead, and still validates, at every cap that cuts it.
+#[test]
+fn a_max_length_string_is_never_lengthened_by_the_header() {
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {"name": {"type": "string", "maxLength": 24}},
+    });
+    let name = "日本語".repeat(8); // 24 characters, 72 bytes
+    let value = serde_json::json!({"name": name, "pad": "x".repeat(2000)});
+    let keep = Keep::HeadAndTail {
+        head_per_mille: 500,
+    };
+    let mut names_cut = 0;
+    for cap in (Limit::min_bytes()..600).step_by(5) {
+        let result = ToolResult {
+            structured_content: Some(value.clone()),
+            ..ToolResult::default()
+        };
+        let limited =
+            Limit::new(cap)
+                .unwrap()
+                .with_keep(keep)
+                .apply_with_schema("t", result, Some(&schema));
+        let Some(cut) = limited.result.structured_content else {
+            continue; // no cut fits: an error result (L15 c)
+        };
+        let kept = cut["name"].as_str().unwrap();
+        assert!(kept.chars().count() <= 24, "cap {cap}: {kept}");
+        if kept != name {
+            assert!(name.starts_with(kept), "cap {cap}: {kept}");
+            names_cut += 1;
+        }
+    }
+    assert!(names_cut > 0, "no cap cut the name");
+}

@@ -462,22 +462,31 @@ impl Fitter<'_> {
             Keep::HeadAndTail { head_per_mille } => {
                 // L16 inside the string: its head, the header line, its tail.
                 let marker = |n: usize| weights.of_bytes(with_header(keep, n, "", "").as_bytes());
-                let room = room.checked_sub(marker(0))?;
+                let inner = room.checked_sub(marker(0))?;
                 let extra = |n: usize| marker(n) - marker(0);
-                let head_room = share_of(room, head_per_mille);
+                let head_room = share_of(inner, head_per_mille);
                 let head = find_head_cut(&joined, line_align, weights, head_room, |q, c| {
                     c + extra(len - q) <= head_room
                 })?;
                 let (q, head_cost) = (head.end, head.cost);
-                let tail =
-                    find_cut_from(&joined, q, line_align, weights, room - head_cost, |p, c| {
-                        head_cost + extra(p - q) + c <= room
-                    })?;
+                let tail = find_cut_from(
+                    &joined,
+                    q,
+                    line_align,
+                    weights,
+                    inner - head_cost,
+                    |p, c| head_cost + extra(p - q) + c <= inner,
+                )?;
                 let dropped = tail.start - q;
-                (
-                    with_header(keep, dropped, head.text(), tail.tail()),
-                    dropped,
-                )
+                let kept = with_header(keep, dropped, head.text(), tail.tail());
+                if kept.chars().count() <= text.chars().count() {
+                    (kept, dropped)
+                } else {
+                    // The header line outweighs what it stands for: a `maxLength` that
+                    // held before the cut must still hold, so the string keeps its head.
+                    let head = find_head_cut(&joined, line_align, weights, room, |_, c| c <= room)?;
+                    (head.text().to_owned(), len - head.end)
+                }
             }
         };
         if min_chars > 0 && kept.chars().take(min_chars).count() < min_chars {

@@ -868,7 +868,12 @@ fn cut_of(
 ) -> Result<(), Violation> {
     let at = pointer.clone();
     match (before, after, keep) {
-        (Value::String(b), Value::String(a), Keep::Head) => {
+        // Under head and tail, a string the header line would lengthen keeps its head
+        // alone, so a `maxLength` that held still holds (L15 a).
+        (Value::String(b), Value::String(a), Keep::Head)
+        | (Value::String(b), Value::String(a), Keep::HeadAndTail { .. })
+            if keep == Keep::Head || (b.starts_with(a.as_str()) && a != b) =>
+        {
             ensure(b.starts_with(a.as_str()), "L16", || {
                 format!("{at}: the cut string is not a prefix of the original")
             })?;
@@ -930,6 +935,7 @@ fn cut_of(
                 _ => (0..=a.len()).rev().collect(),
             };
             let mut last_error = None;
+            let mut best = None;
             for h in heads {
                 let mut found = Vec::new();
                 let mut pairs = (0..h).map(|i| (i, i)).collect::<Vec<_>>();
@@ -942,23 +948,30 @@ fn cut_of(
                     r
                 });
                 match tried {
-                    Ok(()) => {
-                        changes.extend(found);
-                        if dropped > 0 {
-                            changes.push(StructuredCut {
-                                pointer: at,
-                                dropped_bytes: None,
-                                dropped_items: Some(dropped),
-                                original_bytes: None,
-                                original_items: Some(b.len()),
-                            });
-                        }
-                        return Ok(());
+                    // Of the ways the items line up, the one with the fewest cuts.
+                    Ok(()) if best.as_ref().is_none_or(|b: &Vec<_>| found.len() < b.len()) => {
+                        best = Some(found);
                     }
+                    Ok(()) => {}
                     Err(e) => last_error = Some(e),
                 }
             }
-            Err(last_error.unwrap_or_else(|| Violation::new("L16", format!("{at}: not a cut"))))
+            let Some(found) = best else {
+                return Err(
+                    last_error.unwrap_or_else(|| Violation::new("L16", format!("{at}: not a cut")))
+                );
+            };
+            changes.extend(found);
+            if dropped > 0 {
+                changes.push(StructuredCut {
+                    pointer: at,
+                    dropped_bytes: None,
+                    dropped_items: Some(dropped),
+                    original_bytes: None,
+                    original_items: Some(b.len()),
+                });
+            }
+            Ok(())
         }
         (Value::String(b), Value::String(a), _) => {
             ensure(b.ends_with(a.as_str()), "L15", || {
