@@ -20,7 +20,7 @@ use crate::failure::Failure;
 use crate::foreign_validation::redact_input_values;
 use crate::limit::{HeldInPart, Limit, Truncation};
 use crate::log::LogRecord;
-use crate::protocol_error::ProtocolError;
+use crate::protocol_error::{ProtocolError, code};
 use crate::result::{Content, ToolResult};
 use crate::validation::{Problem, RMCP_DESERIALIZE_PREFIX};
 
@@ -98,11 +98,17 @@ fn recognize_failure_with(result: &ToolResult, first: Option<&str>) -> Option<Fa
     };
     let failure = match problems {
         Some(problems) => Failure::validation(problems),
-        // The TypeScript SDK's own `MCP error <code>: <message>` result (one block, as
-        // it builds them): the message without its wrapping (E2), classified by the
-        // code as the JSON-RPC error it was (E3, E4).
+        // An SDK's own failure result (one block, as they build them): the TypeScript
+        // SDK's `MCP error <code>: <message>`, classified by the code as the JSON-RPC
+        // error it was (E3, E4); the Python SDK's `Error executing tool <name>: ` and
+        // fastmcp's `Error calling tool '<name>': `, a fault of the tool (`-32603`).
+        // Either way the message loses its wrapping (E2).
         None if result.content.len() == 1 => {
-            let code = crate::prefix::strip_prefixes(text).sdk_code?;
+            let code = match crate::prefix::strip_prefixes(text).sdk_code {
+                Some(code) => code,
+                None if crate::prefix::is_wrapped(text) => code::INTERNAL_ERROR,
+                None => return None,
+            };
             Failure::from_protocol_error(&ProtocolError::new(code, text))
         }
         None => return None,

@@ -99,6 +99,12 @@ fn sdk_code_prefix(message: &str) -> Option<(i64, &str)> {
     (end > 0).then_some((code, tail))
 }
 
+/// Whether a message starts with a framework's wrapper (`Error executing tool <name>: `,
+/// `Error calling tool '<name>': `, `Error reading resource '<uri>': `).
+pub(crate) fn is_wrapped(message: &str) -> bool {
+    wrapper(message).is_some()
+}
+
 /// The rest of a message after one framework wrapper.
 fn wrapper(message: &str) -> Option<&str> {
     if let Some(inner) = QUOTED_WRAPPERS.iter().find_map(|p| message.strip_prefix(p)) {

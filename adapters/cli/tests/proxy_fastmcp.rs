@@ -355,3 +355,45 @@ fn fastmcp_a_100_mb_str_result_is_cut_in_bounded_memory() {
         "B3: the proxy's peak RSS was {peak_mib} MiB"
     );
 }
+
+/// V2 on pydantic's format kinds, from a real fastmcp tool with an `HttpUrl` and a
+/// `UUID` parameter: the caller sent strings, so "a valid string" would tell it
+/// nothing — the text says what pydantic said (a valid URL, a valid UUID), and V3
+/// still drops the values.
+#[test]
+fn v2_fastmcp_url_and_uuid_problems_say_the_format() {
+    let Some(python) = python_or_skip("v2_fastmcp_url_and_uuid_problems_say_the_format") else {
+        return;
+    };
+    let requests = [
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {},
+            "clientInfo": {"name": "probe-client", "version": "9.9"}}})
+        .to_string(),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+            "name": "open_link",
+            "arguments": {"url": "not a url s3cr3t", "request_id": "nope-s3cr3t"}}})
+        .to_string(),
+    ];
+    let direct = parse(&session_of(&requests, &python, false, false)[1]);
+    let proxied = parse(&session_of(&requests, &python, true, false)[1]);
+    let said = |answer: &Value| {
+        answer["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert!(
+        said(&direct).contains("Input should be a valid URL"),
+        "{direct}"
+    );
+    assert_eq!(
+        said(&proxied),
+        "2 validation errors for open_link\n\
+         url\n  Input should be a valid URL [type=invalid_type]\n\
+         request_id\n  Input should be a valid UUID [type=invalid_type]",
+    );
+    assert_eq!(proxied["result"]["isError"], true);
+    assert_eq!(proxied["result"]["_meta"]["error_type"], "ValidationError");
+    assert!(!proxied.to_string().contains("s3cr3t"), "{proxied}");
+}

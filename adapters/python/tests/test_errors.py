@@ -7,6 +7,7 @@ expected errors, suggestions, validation without the rejected values."""
 from __future__ import annotations
 
 import logging
+from uuid import UUID
 
 import pytest
 from backstop.fastmcp import Backstop, ToolErrorResultMiddleware
@@ -14,6 +15,7 @@ from fastmcp import Client
 from fastmcp.exceptions import McpError
 from helpers import CLIENT, call, text, wire
 from probe import SECRET, make_server
+from pydantic import HttpUrl
 
 pytestmark = pytest.mark.anyio
 
@@ -96,6 +98,24 @@ async def test_v1_v2_v3_rejected_argument_without_its_value(caplog: pytest.LogCa
     )
     assert SECRET not in str(wire(result))  # V3: not in the text, not in _meta
     assert SECRET not in caplog.text  # V3: not in the logs
+
+
+async def test_v2_url_and_uuid_problems_say_the_format_pydantic_named() -> None:
+    server = make_server(Backstop())
+
+    @server.tool
+    def open_link(url: HttpUrl, request_id: UUID) -> str:
+        """Take a URL and a UUID: pydantic checks their formats."""
+        return f"{request_id}: {url}"
+
+    result = await call(server, "open_link", {"url": f"not a url {SECRET}", "request_id": SECRET})
+    assert result.meta["error_type"] == "ValidationError"
+    assert text(result) == (  # V2: the caller sent strings; "a valid string" would contradict it
+        "2 validation errors for open_link\n"
+        "url\n  Input should be a valid URL [type=invalid_type]\n"
+        "request_id\n  Input should be a valid UUID [type=invalid_type]"
+    )
+    assert SECRET not in str(wire(result))  # V3
 
 
 async def test_v2_missing_argument() -> None:

@@ -6,10 +6,11 @@ ErrorHandlingMiddleware, which turns tool errors into JSON-RPC errors
 """
 
 import sys
+from uuid import UUID
 
 from fastmcp import Context, FastMCP
 from fastmcp.exceptions import ToolError
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, HttpUrl
 
 mcp = FastMCP("probe")
 
@@ -23,6 +24,12 @@ if "--middleware" in sys.argv:
 def takes_int(count: int) -> str:
     """Echo an integer."""
     return f"got {count}"
+
+
+@mcp.tool
+def open_link(url: HttpUrl, request_id: UUID) -> str:
+    """Take a URL and a UUID: pydantic checks their formats (V2)."""
+    return f"{request_id}: {url}"
 
 
 @mcp.tool
