@@ -1,0 +1,62 @@
+//! `backstop proxy` in front of the official `mcp-server-time` (PyPI, pinned in
+//! `tests/peers/requirements.txt`, installed by `.ci/run` into `target/fastmcp-venv`):
+//! its failures are `isError` results the official Python SDK builds as
+//! `Error executing tool <name>: <message>`. Through the proxy the message is the
+//! tool's own (SPEC E2), with E3/E4's `_meta`; a success passes byte-identical.
+//!
+//! Locally, without the venv, the test is skipped with a message; with `CI=true` a
+//! missing venv fails.
+
+mod support;
+
+use serde_json::{Value, json};
+use support::Session;
+
+fn get_current_time(python: &str, through_proxy: bool, timezone: &str) -> Value {
+    let backstop = support::backstop();
+    let mut command = Vec::new();
+    if through_proxy {
+        command.extend([backstop.to_str().unwrap(), "proxy", "--"]);
+    }
+    command.extend([python, "-m", "mcp_server_time", "--local-timezone", "UTC"]);
+    Session::call_once(&command, "get_current_time", json!({"timezone": timezone}))
+}
+
+#[test]
+fn e2_mcp_server_time_failure_loses_the_sdk_wrapper() {
+    let Some(python) = support::venv_python("mcp_server_time") else {
+        support::peer_missing(
+            "e2_mcp_server_time_failure_loses_the_sdk_wrapper",
+            "mcp-server-time (PyPI, in target/fastmcp-venv)",
+        );
+        return;
+    };
+    let python = python.to_str().unwrap();
+    let direct = get_current_time(python, false, "Mars/Olympus");
+    let text = direct["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("Error executing tool get_current_time: Invalid timezone: "),
+        "{direct}"
+    );
+    let proxied = get_current_time(python, true, "Mars/Olympus");
+    assert_eq!(
+        proxied,
+        json!({"content": [{"type": "text", "text":
+            text.strip_prefix("Error executing tool get_current_time: ").unwrap()}],
+            "isError": true,
+            "_meta": {"error_type": "InternalError", "expected": false}}),
+    );
+    // A success is not a failure: it passes as the server sent it.
+    let proxied = get_current_time(python, true, "UTC");
+    assert_eq!(proxied["content"][0]["type"], "text");
+    assert!(
+        proxied.get("isError").is_none_or(|e| e == false),
+        "{proxied}"
+    );
+    assert!(
+        proxied["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("\"timezone\": \"UTC\"")
+    );
+}
