@@ -359,6 +359,26 @@ impl ToolCatalog {
         self.scope
     }
 
+    /// Whether this listing may serve a later request (R5): complete and fresh at
+    /// `now`, and — when that request comes with another credential than the listing
+    /// did (`same_credential` false) — declared `cacheScope: "public"`. A listing
+    /// without a scope is the credential's own, as a private one is.
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use backstop_core::call::ToolCatalog;
+    /// let now = Instant::now();
+    /// let private = ToolCatalog::from_tools_list(&serde_json::json!({"tools": []}));
+    /// assert!(private.may_serve(true, now) && !private.may_serve(false, now));
+    /// let public = ToolCatalog::from_tools_list(&serde_json::json!({"tools": [], "cacheScope": "public"}));
+    /// assert!(public.may_serve(false, now));
+    /// ```
+    pub fn may_serve(&self, same_credential: bool, now: Instant) -> bool {
+        self.is_complete()
+            && self.is_fresh(now)
+            && (same_credential || self.scope == Some(CacheScope::Public))
+    }
+
     /// What this catalog can say of `tool` at `now` (see [`ToolLookup`]).
     pub fn lookup(&self, tool: &str, now: Instant) -> ToolLookup {
         let fresh = self.is_fresh(now);

@@ -449,11 +449,16 @@ fn a5_proxy_url_sends_the_session_headers_and_only_the_headers_given() {
             "content-length",
             "content-type",
             "host",
+            "mcp-method",
+            "mcp-name",
             "mcp-protocol-version",
             "mcp-session-id",
             "x-tenant"
         ]
     );
+    // The headers 2026-07-28 mirrors from the body (SEP-2243), set on every POST.
+    assert_eq!(seen["mcp-method"], "tools/call");
+    assert_eq!(seen["mcp-name"], "headers");
     assert_eq!(seen["authorization"], "Bearer s3cr3t");
     assert_eq!(seen["mcp-session-id"], "sess-1");
     assert_eq!(seen["mcp-protocol-version"], "2025-06-18");
@@ -558,26 +563,47 @@ fn e8_a_failing_listing_never_fails_the_call_through_the_gateway() {
     );
 }
 
-/// A stateless request (no session) is not listed for behind the gateway: its shaper
-/// lives for that one request, and a listing would double every call's round trips.
+/// R5: a stateless request (no session) behind the gateway starts from the listing
+/// kept for its credential; only the first request of a credential lists, and a
+/// listing the server did not declare public serves no other credential.
 #[test]
-fn e8_the_gateway_does_not_list_for_a_stateless_request() {
+fn r5_the_gateway_lists_once_per_credential_for_stateless_requests() {
     let (_runtime, upstream) = start_upstream(misbehave);
     let (_gateway, url) = http_support::start_gateway(&upstream, &["--max-bytes", "2000"]);
-    let headers = [
-        ("content-type", "application/json"),
-        ("accept", "application/json, text/event-stream"),
-        ("x-listing", "stateless"),
-    ];
-    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-        "name": "ok", "arguments": {},
-        "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}});
-    let reply = Http::new().send(http::Method::POST, &url, &headers, &request.to_string());
-    assert_shaped(&reply.response());
-    let listed = LISTINGS
-        .lock()
-        .unwrap()
-        .iter()
-        .any(|seen| seen["x-listing"] == "stateless");
-    assert!(!listed, "no listing for a request without a session");
+    let post = |id: u32, credential: &str| {
+        let headers = [
+            ("content-type", "application/json"),
+            ("accept", "application/json, text/event-stream"),
+            ("x-listing", "stateless"),
+            ("authorization", credential),
+        ];
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": "ok", "arguments": {},
+            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}});
+        let reply = Http::new().send(http::Method::POST, &url, &headers, &request.to_string());
+        assert_shaped(&reply.response());
+    };
+    let listings = |credential: &str| {
+        LISTINGS
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|seen| seen["x-listing"] == "stateless" && seen["authorization"] == credential)
+            .count()
+    };
+    post(1, "Bearer alice");
+    let pages = listings("Bearer alice");
+    assert!(pages > 0, "the first stateless call lists");
+    post(2, "Bearer alice");
+    assert_eq!(
+        listings("Bearer alice"),
+        pages,
+        "one listing serves the credential's calls"
+    );
+    post(3, "Bearer bob");
+    assert_eq!(
+        listings("Bearer bob"),
+        pages,
+        "a private listing is its credential's own"
+    );
 }

@@ -13,6 +13,17 @@ use serde_json::{Value, json};
 
 const CAP: usize = 2000;
 
+/// A 2026-07-28 client's `tools/call`: no handshake before it, its revision, identity
+/// and capabilities in its `_meta` (the envelope a server of that revision requires).
+fn stateless(id: u32, name: &str, arguments: Value) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": name, "arguments": arguments, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "probe-client", "version": "9.9"},
+            "io.modelcontextprotocol/clientCapabilities": {}}}})
+    .to_string()
+}
+
 /// E8 as the proxy's own listing makes it for the misspelt `takes_in`.
 const TAKES_IN: &str = r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: takes_in","data":{"suggestion":"Did you mean 'takes_int'?"}}}"#;
 
@@ -131,15 +142,41 @@ fn e8_a_stateless_client_behind_proxy_url_knows_the_tools_from_its_first_call() 
     let (_server, url) = http_support::start_fastmcp_with(&python, true, &["--stateless"]);
     // A 2026-07-28 client: no handshake, its revision in each request's `_meta`.
     let mut proxy = UrlProxy::start(&url, &["--max-bytes", &CAP.to_string()]);
-    let stateless = |id: u32, name: &str, arguments: Value| {
-        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
-            "name": name, "arguments": arguments,
-            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}})
-        .to_string()
-    };
     proxy.send(&stateless(1, "takes_in", json!({"count": 1})));
     assert_eq!(proxy.line(), TAKES_IN);
     proxy.send(&stateless(2, "digest", json!({"length": 4000})));
     check_digest(&proxy.until_response(2).last().unwrap()["result"]);
     assert!(proxy.finish().success());
+}
+
+#[test]
+fn r5_stateless_requests_behind_the_gateway_know_the_tools() {
+    let test = "r5_stateless_requests_behind_the_gateway_know_the_tools";
+    let Some(python) = http_support::python_or_skip(test) else {
+        return;
+    };
+    let fronted = Fronted::fastmcp(
+        &python,
+        true,
+        &["--stateless"],
+        &["--max-bytes", &CAP.to_string()],
+    );
+    let http = Http::new();
+    // A 2026-07-28 client: no handshake, no session, its revision in each request's
+    // `_meta`. Each request has a shaper of its own, which starts from the listing the
+    // gateway keeps for the credential (none here) and lists when it has none.
+    let misspelt = http.post(
+        &fronted.url,
+        None,
+        &stateless(1, "takes_in", json!({"count": 1})),
+    );
+    let data: Vec<_> = misspelt.events().iter().filter_map(|e| e.data()).collect();
+    assert_eq!(data, [TAKES_IN.as_bytes()], "E8: {misspelt:?}");
+    // L15 c needs `digest`'s schema: the listing the first request made serves it.
+    let digest = http.post(
+        &fronted.url,
+        None,
+        &stateless(2, "digest", json!({"length": 4000})),
+    );
+    check_digest(&digest.response()["result"]);
 }

@@ -234,6 +234,12 @@ impl Shaper {
         self.machine.catalog()
     }
 
+    /// Start from a listing made for an earlier request (R5; see
+    /// [`SessionMachine::set_catalog`]).
+    pub fn set_catalog(&mut self, catalog: ToolCatalog) {
+        self.machine.set_catalog(catalog);
+    }
+
     /// The requests not answered yet.
     ///
     /// ```

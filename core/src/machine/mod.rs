@@ -304,6 +304,13 @@ impl SessionMachine {
         &self.catalog
     }
 
+    /// Start from a listing made for an earlier request (R5: a stateless request that
+    /// may use it, [`ToolCatalog::may_serve`]); it is listed again as any other when
+    /// it goes stale.
+    pub fn set_catalog(&mut self, catalog: ToolCatalog) {
+        self.catalog = catalog;
+    }
+
     /// The requests not answered yet.
     pub fn pending(&self) -> &PendingRequests {
         &self.pending

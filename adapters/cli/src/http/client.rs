@@ -42,8 +42,11 @@ use http_body_util::Full;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::task::JoinSet;
 
-use super::headers::{PROTOCOL_VERSION, SESSION_ID, is_event_stream, set_post_headers};
+use super::headers::{
+    PROTOCOL_VERSION, SESSION_ID, is_event_stream, is_json_content, set_post_headers,
+};
 use super::listing::list_first;
+use super::message_headers::mirror_message;
 use super::shape::{BodyShaper, EventShaper, Out, QueueSink, Queued};
 use super::upstream::{Upstream, UpstreamFailure};
 use super::{Options, Shaping, is_json, lock, request_ids};
@@ -260,15 +263,25 @@ impl Session {
 
     /// POST one client message and write what answers it.
     async fn post(&self, body: Bytes, mut ids: Vec<String>) {
-        let mut request = self.request(Method::POST, body);
+        let mut request = self.request(Method::POST, body.clone());
         set_post_headers(request.headers_mut());
+        mirror_message(request.headers_mut(), &body);
         let response = match self.upstream.send(request).await {
             Ok(response) => response,
             Err(failure) => return self.fail(&ids, &failure).await,
         };
         let (head, mut body) = response.into_parts();
         if !head.status.is_success() {
-            return self.fail(&ids, &UpstreamFailure::Status(head.status)).await;
+            // A server's own JSON-RPC answer on an error status (2026-07-28 answers a
+            // header mismatch `-32020` with HTTP 400) is its word: it passes, shaped
+            // as any answer; only requests it leaves unanswered get the status.
+            if is_json_content(&head.headers) {
+                let _ = self.json_body(&mut body, &mut ids).await;
+            }
+            if !ids.is_empty() {
+                self.fail(&ids, &UpstreamFailure::Status(head.status)).await;
+            }
+            return;
         }
         if let Some(id) = head.headers.get(SESSION_ID) {
             let mut known = lock(&self.id);

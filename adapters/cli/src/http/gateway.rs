@@ -11,8 +11,9 @@
 //!   complete yet is preceded by the shaper's own `tools/list`, sent with the client's
 //!   end-to-end headers (its session, revision, `Authorization`) and read before the
 //!   call goes on ([`super::listing`]); a listing that fails is given up and never
-//!   fails the call. Stateless requests are not listed for (their shaper lives for one
-//!   request; see `see_client_body`).
+//!   fails the call. A stateless request's shaper, which lives for that request,
+//!   starts from the listing kept for its credential, and lists only when there is
+//!   none or it went stale (R5, [`super::stateless_catalogs`]).
 //! - `GET` (the server's own stream) and `DELETE` pass the same way; a `DELETE` the
 //!   server accepts ends the session's state. Other methods pass untouched.
 //! - Sessions: a shaper per `Mcp-Session-Id`, made when the server's answer to an
@@ -53,6 +54,7 @@ use tokio::net::TcpListener;
 use super::headers::{SESSION_ID, end_to_end, is_event_stream};
 use super::listing::list_first;
 use super::shape::{BodyShaper, EventShaper, Out, QueueSink, Queued};
+use super::stateless_catalogs::StatelessCatalogs;
 use super::upstream::{Upstream, UpstreamFailure};
 use super::{Options, Shaping, is_json, lock, request_ids};
 
@@ -85,6 +87,8 @@ pub struct Gateway {
     /// How long a session's state is kept without a request.
     pub session_idle: Duration,
     sessions: Mutex<HashMap<String, Entry>>,
+    /// The listings stateless requests start from (R5).
+    catalogs: StatelessCatalogs,
 }
 
 impl Gateway {
@@ -104,6 +108,7 @@ impl Gateway {
             max_sessions: DEFAULT_MAX_SESSIONS,
             session_idle: DEFAULT_SESSION_IDLE,
             sessions: Mutex::new(HashMap::new()),
+            catalogs: StatelessCatalogs::default(),
         }
     }
 
@@ -279,11 +284,9 @@ fn failed(
 /// listing leaves for the client is dropped: a response here answers the client's
 /// request, and those messages concern none of the client's requests.
 ///
-/// A request without a session (2026-07-28, stateless) is not listed for: its shaper
-/// lives for that one request, so the listing would cost a second round trip to the
-/// server on every call and its catalog would be thrown away with the answer; such a
-/// call is shaped without a catalog (an unknown tool passes as the server says it,
-/// and a structured cut treats every value as cuttable, L15 b).
+/// A request without a session (2026-07-28, stateless) has a shaper of its own for
+/// that one request, which starts from the listing kept for its credential (R5,
+/// [`super::stateless_catalogs`]); a listing it makes is kept for the next.
 async fn see_client_body(
     gateway: &Gateway,
     shaping: &Shaping,
@@ -291,13 +294,16 @@ async fn see_client_body(
     in_session: bool,
     body: &[u8],
 ) {
-    if !in_session {
-        shaping.client_body(body);
-        return;
+    let credential = headers.get(header::AUTHORIZATION);
+    if !in_session && let Some(catalog) = gateway.catalogs.for_request(credential, Instant::now()) {
+        shaping.set_catalog(catalog);
     }
     let listing = shaping.client_route(body);
     if !listing.is_empty() {
         let _ = list_first(&gateway.upstream, shaping, listing, &end_to_end(headers)).await;
+        if !in_session && let Some(catalog) = shaping.complete_catalog() {
+            gateway.catalogs.keep(credential, catalog);
+        }
     }
 }
 

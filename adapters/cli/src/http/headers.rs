@@ -90,6 +90,23 @@ pub fn set_post_headers(headers: &mut HeaderMap) {
 /// assert!(backstop::http::headers::is_event_stream(&headers));
 /// ```
 pub fn is_event_stream(headers: &HeaderMap) -> bool {
+    media_type_is(headers, "text/event-stream")
+}
+
+/// Whether a response's `Content-Type` is JSON (`application/json`, with or without
+/// parameters).
+///
+/// ```
+/// use http::{HeaderMap, HeaderValue};
+/// let mut headers = HeaderMap::new();
+/// headers.insert("content-type", HeaderValue::from_static("application/json; charset=utf-8"));
+/// assert!(backstop::http::headers::is_json_content(&headers));
+/// ```
+pub fn is_json_content(headers: &HeaderMap) -> bool {
+    media_type_is(headers, "application/json")
+}
+
+fn media_type_is(headers: &HeaderMap, wanted: &str) -> bool {
     headers
         .get(header::CONTENT_TYPE)
         .and_then(|value| value.to_str().ok())
@@ -97,7 +114,7 @@ pub fn is_event_stream(headers: &HeaderMap) -> bool {
             value
                 .split(';')
                 .next()
-                .is_some_and(|kind| kind.trim().eq_ignore_ascii_case("text/event-stream"))
+                .is_some_and(|kind| kind.trim().eq_ignore_ascii_case(wanted))
         })
 }
 

@@ -24,12 +24,14 @@
 //! (an unknown tool then passes as the server said it: E8 only against a complete
 //! catalog, R5).
 
+use backstop_core::call::ToolCatalog;
 use backstop_jsonrpc::Route;
 use bytes::Bytes;
 use http::{HeaderMap, Method, Request};
 use http_body_util::Full;
 
 use super::headers::{is_event_stream, set_post_headers};
+use super::message_headers::mirror_message;
 use super::sse::SseParser;
 use super::upstream::{Upstream, UpstreamFailure};
 use super::{Shaping, is_json, lock, request_ids, response_ids};
@@ -50,6 +52,21 @@ impl Shaping {
     /// ```
     pub fn client_route(&self, body: &[u8]) -> Vec<Vec<u8>> {
         lock(&self.shaper).route_client_message(body).to_server
+    }
+
+    /// Start from a listing made for an earlier request (R5, the gateway's stateless
+    /// requests: [`super::stateless_catalogs`]).
+    pub fn set_catalog(&self, catalog: ToolCatalog) {
+        lock(&self.shaper).set_catalog(catalog);
+    }
+
+    /// The session's listing, when it is complete.
+    pub fn complete_catalog(&self) -> Option<ToolCatalog> {
+        let shaper = lock(&self.shaper);
+        shaper
+            .catalog()
+            .is_complete()
+            .then(|| shaper.catalog().clone())
     }
 
     /// A server message on the stream of one of the shaper's own requests.
@@ -124,11 +141,14 @@ async fn one_page(
     let id = request_ids(&request)
         .pop()
         .ok_or(UpstreamFailure::NotJson)?;
+    let mut own_headers = headers.clone();
+    set_post_headers(&mut own_headers);
+    // Its own `Mcp-Method: tools/list`, never the call's headers (2026-07-28).
+    mirror_message(&mut own_headers, &request);
     let mut post = Request::new(Full::new(Bytes::from(request)));
     *post.method_mut() = Method::POST;
     *post.uri_mut() = upstream.url().clone();
-    *post.headers_mut() = headers.clone();
-    set_post_headers(post.headers_mut());
+    *post.headers_mut() = own_headers;
     let (head, mut body) = upstream.send(post).await?.into_parts();
     if !head.status.is_success() {
         return Err(UpstreamFailure::Status(head.status));

@@ -14,13 +14,19 @@
 //!   ones dropped).
 //! - [`listing`]: the shaper's own `tools/list` before a session's first `tools/call`
 //!   (E8), for both modes.
+//! - [`stateless_catalogs`]: the listings the gateway keeps for stateless requests,
+//!   per credential (R5).
+//! - [`message_headers`]: the 2026-07-28 headers that mirror a message's body
+//!   (`Mcp-Method`, `Mcp-Name`, `MCP-Protocol-Version`) on the POSTs backstop makes.
 
 pub mod client;
 pub mod gateway;
 pub mod headers;
 pub mod listing;
+pub mod message_headers;
 pub mod shape;
 pub mod sse;
+pub mod stateless_catalogs;
 pub mod upstream;
 
 use std::sync::{Mutex, PoisonError};

@@ -179,6 +179,31 @@ pub fn start_everything(bin: &PathBuf) -> (Spawned, String) {
     (Spawned(child), format!("http://127.0.0.1:{port}/mcp"))
 }
 
+/// The official TypeScript SDK 2.x server (`tests/peers/servers/
+/// typescript_v2_http_server.mjs`, MCP 2026-07-28) on a free port; its URL. `None`
+/// when node or the pinned SDK is missing.
+pub fn typescript_v2() -> Option<(Spawned, String)> {
+    let sdk = root().join("target/node-peers/node_modules/@modelcontextprotocol/server");
+    let node = Command::new("node")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !node || !sdk.exists() {
+        return None;
+    }
+    let port = free_port();
+    let mut child = Command::new("node")
+        .arg(root().join("tests/peers/servers/typescript_v2_http_server.mjs"))
+        .arg(port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("node starts");
+    wait_for_port(port, &mut child);
+    Some((Spawned(child), format!("http://127.0.0.1:{port}/mcp")))
+}
+
 /// The fastmcp venv's python, or `None` after saying why `test` is skipped.
 pub fn python_or_skip(test: &str) -> Option<PathBuf> {
     or_skip(python(), test, "target/fastmcp-venv")

@@ -1,0 +1,125 @@
+//! SPEC A5, E10, R4 on MCP 2026-07-28 with a server nobody on this team wrote: the
+//! official TypeScript SDK 2.4.0 (`@modelcontextprotocol/server`, pinned in
+//! `tests/peers/`; `tests/peers/servers/typescript_v2_http_server.mjs`), which
+//! refuses a POST whose `Mcp-Method`, `Mcp-Name` or `MCP-Protocol-Version` disagree
+//! with its body (HTTP 400, `-32020`). Stateless requests, each carrying its revision
+//! in `_meta`, through `backstop proxy --url` and `backstop gateway`. Locally, without
+//! node or the npm peers, skipped with a message; with `CI=true` a failure.
+
+mod http_support;
+
+use http::Method;
+use http_support::{Http, UrlProxy, start_gateway};
+use serde_json::{Value, json};
+
+const CAP: usize = 2000;
+
+/// A stateless 2026-07-28 `tools/call` (its revision, client and capabilities in
+/// `_meta`), of `revision`.
+fn call_of(id: u32, name: &str, arguments: Value, revision: &str) -> String {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": name, "arguments": arguments, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": revision,
+            "io.modelcontextprotocol/clientInfo": {"name": "probe-client", "version": "9.9"},
+            "io.modelcontextprotocol/clientCapabilities": {}}}})
+    .to_string()
+}
+
+fn call(id: u32, name: &str, arguments: Value) -> String {
+    call_of(id, name, arguments, "2026-07-28")
+}
+
+fn server_or_skip(test: &str) -> Option<(http_support::Spawned, String)> {
+    http_support::or_skip(
+        http_support::typescript_v2(),
+        test,
+        "@modelcontextprotocol/server 2.4.0 (target/node-peers) with node",
+    )
+}
+
+#[test]
+fn a5_proxy_url_speaks_2026_07_28_to_the_typescript_sdk_2() {
+    let Some((_server, url)) =
+        server_or_skip("a5_proxy_url_speaks_2026_07_28_to_the_typescript_sdk_2")
+    else {
+        return;
+    };
+    let mut proxy = UrlProxy::start(&url, &["--max-bytes", &CAP.to_string()]);
+    let mut answer = |id: u32, request: String| {
+        proxy.send(&request);
+        proxy.until_response(id).pop().unwrap()
+    };
+
+    // A5: the call carries `Mcp-Method`, `Mcp-Name` and `MCP-Protocol-Version` as its
+    // body says; without them the SDK answers 400 (which came out as `-32603`).
+    let echo = answer(1, call(1, "echo", json!({"text": "hi"})));
+    assert_eq!(echo["result"]["content"][0]["text"], "hi", "{echo}");
+    assert_eq!(echo["result"]["resultType"], "complete");
+
+    // E8 from the proxy's own listing, whose headers are its own (`tools/list`).
+    let misspelt = answer(2, call(2, "ecoh", json!({"text": "hi"})));
+    assert_eq!(
+        misspelt["error"],
+        json!({"code": -32602, "message": "Unknown tool: ecoh",
+               "data": {"suggestion": "Did you mean 'echo'?"}})
+    );
+
+    // L1–L4 with R4: cut to the cap, the tail kept, the revision's `resultType` kept.
+    let big = answer(3, call(3, "big", json!({"lines": 1000})));
+    let result = &big["result"];
+    assert!(serde_json::to_vec(result).unwrap().len() <= CAP, "L4");
+    assert_eq!(result["resultType"], "complete", "R4");
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(
+        text.starts_with("[... truncated ") && text.ends_with("PROMPT $"),
+        "{text:.100}"
+    );
+
+    // E10: the server's own JSON-RPC error on HTTP 400 passes with its `data`, not
+    // a `-32603 answered HTTP 400`.
+    let unsupported = answer(4, call_of(4, "echo", json!({"text": "hi"}), "2099-01-01"));
+    assert_eq!(unsupported["error"]["code"], -32022, "{unsupported}");
+    assert_eq!(
+        unsupported["error"]["data"]["supported"],
+        json!(["2026-07-28"])
+    );
+    assert!(proxy.finish().success());
+}
+
+#[test]
+fn a5_the_gateway_s_own_listing_has_its_own_headers() {
+    let Some((_server, upstream)) =
+        server_or_skip("a5_the_gateway_s_own_listing_has_its_own_headers")
+    else {
+        return;
+    };
+    let (_gateway, url) = start_gateway(&upstream, &["--max-bytes", &CAP.to_string()]);
+    let http = Http::new();
+    // A 2026-07-28 client's POST, with the headers its body mirrors.
+    let post = |body: &str, name: &str| {
+        http.send(
+            Method::POST,
+            &url,
+            &[
+                ("content-type", "application/json"),
+                ("accept", "application/json, text/event-stream"),
+                ("mcp-protocol-version", "2026-07-28"),
+                ("mcp-method", "tools/call"),
+                ("mcp-name", name),
+            ],
+            body,
+        )
+    };
+    // The gateway lists the tools itself before the call: that POST says
+    // `Mcp-Method: tools/list`, not the call's headers (the SDK refused those with
+    // `-32020`, the listing was given up, and E8 lost its hint).
+    let misspelt = post(&call(1, "ecoh", json!({"text": "hi"})), "ecoh");
+    assert_eq!(
+        misspelt.response()["error"],
+        json!({"code": -32602, "message": "Unknown tool: ecoh",
+               "data": {"suggestion": "Did you mean 'echo'?"}}),
+        "{misspelt:?}"
+    );
+    let echo = post(&call(2, "echo", json!({"text": "hi"})), "echo");
+    assert_eq!(echo.response()["result"]["content"][0]["text"], "hi");
+}
