@@ -172,7 +172,8 @@ struct ProxyArgs {
     #[arg(long = "header", value_name = "NAME: VALUE", requires = "url", value_parser = client::parse_header)]
     headers: Vec<(HeaderName, HeaderValue)>,
 
-    /// Seconds the --url server may take to answer.
+    /// Seconds the --url server may take to answer (a `subscriptions/listen` or
+    /// `tasks/result` stream may be quiet longer).
     #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_TIMEOUT.as_secs_f64())]
     timeout: f64,
 
@@ -194,7 +195,8 @@ struct GatewayArgs {
     #[arg(long, value_name = "URL")]
     upstream: String,
 
-    /// Seconds the upstream may take to answer.
+    /// Seconds the upstream may take to answer (a `subscriptions/listen` or
+    /// `tasks/result` stream may be quiet longer).
     #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_TIMEOUT.as_secs_f64())]
     timeout: f64,
 

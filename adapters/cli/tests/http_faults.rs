@@ -142,6 +142,23 @@ async fn misbehave(request: Request<Incoming>) -> Result<Response<Body>, Infalli
             }
         });
     }
+    if message["method"] == "subscriptions/listen" {
+        // A 2026-07-28 listen stream: quiet for longer than the front's `--timeout`,
+        // then the change it was opened for, then the answer.
+        let (mut sender, channel) = Channel::<Bytes, std::io::Error>::new(4);
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(2500)).await;
+            let changed =
+                "data: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n";
+            let _ = sender.send_data(Bytes::from(changed)).await;
+            let answer = format!(
+                "data: {}\n\n",
+                json!({"jsonrpc": "2.0", "id": message["id"], "result": {}})
+            );
+            let _ = sender.send_data(Bytes::from(answer)).await;
+        });
+        return Ok(sse(channel.boxed()));
+    }
     Ok(match name.as_str() {
         _ if message["method"] == "tools/call" && !TOOLS.contains(&name.as_str()) => json_body(
             json!({"jsonrpc": "2.0", "id": message["id"],
@@ -606,4 +623,41 @@ fn r5_the_gateway_lists_once_per_credential_for_stateless_requests() {
         pages,
         "a private listing is its credential's own"
     );
+}
+
+/// A5: a `subscriptions/listen` stream (2026-07-28) is quiet until something changes;
+/// `--timeout` bounds the wait between events of other answers, never this one's — the
+/// `list_changed` after a quiet spell reaches the client, through both fronts.
+#[test]
+fn a5_a_quiet_listen_stream_is_not_timed_out() {
+    let (_runtime, upstream) = start_upstream(misbehave);
+    let listen = json!({"jsonrpc": "2.0", "id": 7, "method": "subscriptions/listen",
+        "params": {"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}})
+    .to_string();
+
+    let (_gateway, url) = http_support::start_gateway(&upstream, &["--timeout", "1"]);
+    let headers = [
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+    ];
+    let reply = Http::new().send(http::Method::POST, &url, &headers, &listen);
+    let messages = reply.messages();
+    assert_eq!(
+        messages[0]["method"], "notifications/tools/list_changed",
+        "{messages:?}"
+    );
+    assert_eq!(
+        messages[1],
+        json!({"jsonrpc": "2.0", "id": 7, "result": {}})
+    );
+
+    let mut proxy = UrlProxy::start(&upstream, &["--timeout", "1"]);
+    proxy.send(&listen);
+    let lines = proxy.until_response(7);
+    assert_eq!(
+        lines[0]["method"], "notifications/tools/list_changed",
+        "{lines:?}"
+    );
+    assert_eq!(lines[1], json!({"jsonrpc": "2.0", "id": 7, "result": {}}));
+    assert!(proxy.finish().success());
 }

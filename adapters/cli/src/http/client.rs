@@ -49,7 +49,7 @@ use super::listing::list_first;
 use super::message_headers::mirror_message;
 use super::shape::{BodyShaper, EventShaper, Out, QueueSink, Queued};
 use super::upstream::{Upstream, UpstreamFailure};
-use super::{Options, Shaping, is_json, lock, request_ids};
+use super::{Options, Shaping, has_method, is_json, is_long_lived, lock, request_ids};
 use crate::framing::LineReader;
 
 /// How many times a GET stream that ended (or could not be opened) is opened again in
@@ -263,9 +263,10 @@ impl Session {
 
     /// POST one client message and write what answers it.
     async fn post(&self, body: Bytes, mut ids: Vec<String>) {
-        let mut request = self.request(Method::POST, body.clone());
+        let sent = body.clone();
+        let mut request = self.request(Method::POST, body);
         set_post_headers(request.headers_mut());
-        mirror_message(request.headers_mut(), &body);
+        mirror_message(request.headers_mut(), &sent);
         let response = match self.upstream.send(request).await {
             Ok(response) => response,
             Err(failure) => return self.fail(&ids, &failure).await,
@@ -294,7 +295,8 @@ impl Session {
             return;
         }
         if is_event_stream(&head.headers) {
-            let ended = self.events(&mut body, &mut ids, false, &mut None).await;
+            let patient = is_long_lived(&sent);
+            let ended = self.events(&mut body, &mut ids, patient, &mut None).await;
             if !ids.is_empty() {
                 self.fail(&ids, &ended.unwrap_or(UpstreamFailure::Broken))
                     .await;
@@ -488,21 +490,6 @@ fn write_stdout() -> (UnboundedSender<Vec<u8>>, std::thread::JoinHandle<()>) {
         }
     });
     (sender, writer)
-}
-
-/// Whether a client message holds a request or notification named `method`.
-fn has_method(body: &[u8], method: &str) -> bool {
-    let needle = format!("\"{method}\"");
-    memchr::memmem::find(body, needle.as_bytes()).is_some() && {
-        let one = |element: &[u8]| {
-            backstop_jsonrpc::message::Envelope::parse(element)
-                .is_some_and(|envelope| envelope.method.as_deref() == Some(method))
-        };
-        match backstop_jsonrpc::message::batch_elements(body) {
-            Some(elements) => elements.iter().any(|e| one(e.get().as_bytes())),
-            None => one(body),
-        }
-    }
 }
 
 /// Run the proxy on this process's stdin and stdout until stdin ends; the exit code.

@@ -56,7 +56,7 @@ use super::listing::list_first;
 use super::shape::{BodyShaper, EventShaper, Out, QueueSink, Queued};
 use super::stateless_catalogs::StatelessCatalogs;
 use super::upstream::{Upstream, UpstreamFailure};
-use super::{Options, Shaping, is_json, lock, request_ids};
+use super::{Options, Shaping, is_json, is_long_lived, lock, request_ids};
 
 /// The body of every response the gateway sends.
 type Body = BoxBody<Bytes, hyper::Error>;
@@ -348,6 +348,7 @@ async fn handle(gateway: &Gateway, request: Request<Incoming>) -> Response<Body>
         Vec::new()
     };
 
+    let sent = body.clone();
     let mut upstream_request = Request::new(Full::new(body));
     *upstream_request.method_mut() = parts.method.clone();
     *upstream_request.uri_mut() = gateway.upstream.url().clone();
@@ -379,7 +380,7 @@ async fn handle(gateway: &Gateway, request: Request<Incoming>) -> Response<Body>
         gateway.keep(&mut sessions, id, Arc::clone(&shaping), Instant::now());
     }
     if is_event_stream(&head.headers) {
-        let patient = parts.method == Method::GET;
+        let patient = parts.method == Method::GET || is_long_lived(&sent);
         let (sender, channel) = Channel::<Bytes, hyper::Error>::new(8);
         let upstream = gateway.upstream.clone();
         tokio::spawn(async move {

@@ -125,6 +125,39 @@ fn is_json(body: &[u8]) -> bool {
         .is_some_and(|text| serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok())
 }
 
+/// Whether a client message holds a request or notification named `method`.
+pub(crate) fn has_method(body: &[u8], method: &str) -> bool {
+    let needle = format!("\"{method}\"");
+    memchr::memmem::find(body, needle.as_bytes()).is_some() && {
+        let one = |element: &[u8]| {
+            backstop_jsonrpc::message::Envelope::parse(element)
+                .is_some_and(|envelope| envelope.method.as_deref() == Some(method))
+        };
+        match backstop_jsonrpc::message::batch_elements(body) {
+            Some(elements) => elements.iter().any(|e| one(e.get().as_bytes())),
+            None => one(body),
+        }
+    }
+}
+
+/// Methods whose answer may keep its stream quiet for as long as nothing happens:
+/// 2026-07-28's `subscriptions/listen` (open until the client goes) and 2025-11-25's
+/// `tasks/result` (answered when the task ends). The upstream's timeout bounds the
+/// wait for their answer's first bytes, never the quiet between its events (A5).
+const LONG_LIVED_METHODS: [&str; 2] = ["subscriptions/listen", "tasks/result"];
+
+/// Whether a client message asks for a long-lived answer ([`LONG_LIVED_METHODS`]).
+///
+/// ```
+/// assert!(backstop::http::is_long_lived(br#"{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen"}"#));
+/// assert!(!backstop::http::is_long_lived(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#));
+/// ```
+pub fn is_long_lived(body: &[u8]) -> bool {
+    LONG_LIVED_METHODS
+        .iter()
+        .any(|method| has_method(body, method))
+}
+
 /// The shaper, even if a task panicked while holding it.
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
