@@ -172,3 +172,89 @@ fn server_everything_behind_the_proxy() {
         "1 validation error for echo\nmessage\n  Input should be a valid string [type=invalid_type]"
     );
 }
+
+/// The answer to `tasks/result` for a task-augmented call of the reference server's
+/// `simulate-research-query` (MCP Tasks, 2025-11-25), in a session of `command`; and
+/// the call's own answer (the task's handle).
+fn task_result(command: &[&str]) -> (Value, Value) {
+    let mut session = Session::start(command);
+    session.request(
+        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {"tasks": {}},
+            "clientInfo": {"name": "probe-client", "version": "9.9"}}})
+        .to_string(),
+        &json!(0),
+    );
+    session.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "simulate-research-query", "arguments": {"topic": "the tail of a log"},
+        "task": {"ttl": 60000}}});
+    let handle = response(&session.request(&call.to_string(), &json!(1)));
+    let task_id = handle["result"]["task"]["taskId"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let result = json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/result",
+        "params": {"taskId": task_id}});
+    let answer = response(&session.request(&result.to_string(), &json!(2)));
+    // The server keeps the finished task (its `ttl`) and stays up after stdin ends.
+    session.terminate();
+    (handle, answer)
+}
+
+/// L1 with MCP Tasks: a task's result, delivered as the answer to `tasks/result`, is
+/// the tool's result — it is cut to the cap as the call's own would be, its tail kept
+/// under the header; the task's handle passes as it came.
+#[test]
+fn l1_a_task_s_result_is_cut_like_the_call_s_own() {
+    let Some(server) = support::node_peer("mcp-server-everything") else {
+        support::peer_missing(
+            "l1_a_task_s_result_is_cut_like_the_call_s_own",
+            "@modelcontextprotocol/server-everything (target/node-peers) with node",
+        );
+        return;
+    };
+    let server = server.to_str().unwrap();
+    let (direct_handle, direct) = task_result(&[server, "stdio"]);
+    let backstop = support::backstop();
+    let (handle, shaped) = task_result(&[
+        backstop.to_str().unwrap(),
+        "proxy",
+        "--max-bytes",
+        "1000",
+        "--",
+        server,
+        "stdio",
+    ]);
+    assert_eq!(handle["result"]["task"]["status"], "working", "{handle}");
+    assert_eq!(
+        handle["result"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect::<Vec<_>>(),
+        direct_handle["result"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect::<Vec<_>>()
+    );
+    let full = direct["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(
+        serde_json::to_vec(&direct["result"]).unwrap().len() > 1000,
+        "{direct}"
+    );
+    let result = &shaped["result"];
+    assert!(
+        serde_json::to_vec(result).unwrap().len() <= 1000,
+        "L4: {shaped}"
+    );
+    let text = result["content"][0]["text"].as_str().unwrap();
+    let (header, kept) = text.split_once("...]\n").unwrap();
+    assert!(header.starts_with("[... truncated "), "{text}");
+    assert!(full.ends_with(kept), "L2: the tail is kept");
+    assert!(
+        result["_meta"]["backstop/truncation"].is_object(),
+        "L12: {result}"
+    );
+}

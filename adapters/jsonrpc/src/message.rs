@@ -386,6 +386,9 @@ pub struct Params<'a> {
     /// `cursor` (tools/list): present on every page but the first.
     #[serde(default)]
     pub cursor: Option<IgnoredAny>,
+    /// `taskId` (tasks/*).
+    #[serde(rename = "taskId", borrow, default)]
+    pub task_id: Option<Cow<'a, str>>,
     /// `requestId` (notifications/cancelled).
     #[serde(rename = "requestId", borrow, default)]
     pub request_id: Option<&'a RawValue>,

@@ -768,6 +768,7 @@ impl Shaper {
         request.arguments = params.arguments.0;
         request.cursor = params.cursor.is_some();
         request.uri = params.uri.map(std::borrow::Cow::into_owned);
+        request.task_id = params.task_id.map(std::borrow::Cow::into_owned);
         request.meta = params.meta;
         if method == "initialize" {
             request.initialize = envelope

@@ -37,6 +37,7 @@
 
 mod own_listing;
 mod pending;
+mod tasks;
 
 use std::collections::VecDeque;
 use std::time::Instant;
@@ -45,6 +46,7 @@ use serde_json::{Map, Value};
 
 pub use own_listing::{OWN_LISTING_ID_PREFIX, OwnRequest};
 pub use pending::{DEFAULT_MAX_PENDING, PendingRequest, PendingRequests, RequestId, RequestKind};
+pub use tasks::{MAX_TASKS, TaskTable};
 
 use crate::call::{
     Outcome, Shaped, check_arguments, shape_tool_call, shape_tool_call_in_part,
@@ -97,6 +99,8 @@ pub struct ClientRequest {
     pub cursor: bool,
     /// `params.uri` (a `resources/*` request's).
     pub uri: Option<String>,
+    /// `params.taskId` (a `tasks/*` request's).
+    pub task_id: Option<String>,
     /// `params._meta`.
     pub meta: Option<Map<String, Value>>,
     /// An `initialize` request's whole params (`protocolVersion`, `clientInfo`).
@@ -119,6 +123,7 @@ impl ClientRequest {
             arguments: Vec::new(),
             cursor: false,
             uri: None,
+            task_id: None,
             meta: None,
             initialize: None,
             session: None,
@@ -211,6 +216,7 @@ pub struct SessionMachine {
     catalog: ToolCatalog,
     pending: PendingRequests,
     listing: OwnListing,
+    tasks: TaskTable,
     log: VecDeque<LogRecord>,
     counts: ErrorCounts,
     in_process: bool,
@@ -240,6 +246,7 @@ impl SessionMachine {
             catalog: ToolCatalog::new(),
             pending: PendingRequests::default(),
             listing: OwnListing::default(),
+            tasks: TaskTable::default(),
             log: VecDeque::new(),
             counts: ErrorCounts::new(),
             in_process: false,
@@ -371,6 +378,14 @@ impl SessionMachine {
                 tool,
                 arguments: request.arguments,
             },
+            // The result of a task a call created (2025-11-25): shaped as that call's
+            // would have been (L1, E11).
+            ("tasks/result", _) if let Some(tool) = self.task_tool(request.task_id.as_deref()) => {
+                RequestKind::ToolsCall {
+                    tool,
+                    arguments: Vec::new(),
+                }
+            }
             (method, _) if method.starts_with("resources/") => RequestKind::Resource {
                 method: method.to_owned(),
                 uri: request.uri,
@@ -378,6 +393,7 @@ impl SessionMachine {
             _ => RequestKind::Other,
         };
         let lists_first = match &kind {
+            _ if request.method != "tools/call" => false,
             // In process the server's `list_changed` is not seen, and a listing costs
             // little: a name the catalog lacks is always listed for.
             RequestKind::ToolsCall { tool, .. } => match self.catalog.lookup(tool, now) {
@@ -472,6 +488,11 @@ impl SessionMachine {
             (RequestKind::ToolsList { first_page }, Response::Result(result)) => {
                 self.catalog.learn_page(&result, first_page, now);
                 Answer::Unchanged
+            }
+            (RequestKind::ToolsCall { tool, .. }, Response::Result(value))
+                if self.tasks.learn_handle(&value, &tool) =>
+            {
+                Answer::Unchanged // a task's handle: its result comes later (L1)
             }
             (RequestKind::ToolsCall { tool, arguments }, response) => {
                 let outcome = match response {
@@ -689,6 +710,16 @@ impl SessionMachine {
             RequestKind::ToolsCall { tool, .. } => Some(tool),
             _ => None,
         }
+    }
+
+    /// The tool task `task_id` runs, if a `tools/call` of this session created it.
+    fn task_tool(&self, task_id: Option<&str>) -> Option<String> {
+        self.tasks.tool_of(task_id?).map(str::to_owned)
+    }
+
+    /// The tasks `tools/call` requests created, and the tool each runs.
+    pub fn tasks(&self) -> &TaskTable {
+        &self.tasks
     }
 
     /// Whether backstop's own listing has a page in flight.
@@ -915,6 +946,51 @@ mod tests {
             respond(&mut machine, 3, Response::Result(ok)),
             Answer::Unchanged
         );
+    }
+
+    /// A `tasks/result` request for task `task_id`.
+    fn task_result(n: u32, task_id: &str) -> ClientRequest {
+        let mut request = ClientRequest::new(id(n), n.to_string(), "tasks/result");
+        request.task_id = Some(task_id.to_owned());
+        request
+    }
+
+    #[test]
+    fn l1_e11_a_task_s_result_is_shaped_as_its_call_s() {
+        let mut machine = SessionMachine::new(Limit::new(400).unwrap());
+        machine.client_request(call(1, "research"), false, Instant::now());
+        let handle = json!({"task": {"taskId": "t-1", "status": "working"}});
+        assert_eq!(
+            respond(&mut machine, 1, Response::Result(handle)),
+            Answer::Unchanged,
+            "the handle passes as it came"
+        );
+        assert_eq!(machine.tasks().tool_of("t-1"), Some("research"));
+
+        // L1: the result, when it comes, is cut as the call's would be.
+        machine.client_request(task_result(2, "t-1"), false, Instant::now());
+        let report = json!({"content": [{"type": "text", "text": "line\n".repeat(500)}]});
+        let Answer::Result {
+            result, truncation, ..
+        } = respond(&mut machine, 2, Response::Result(report))
+        else {
+            panic!("cut")
+        };
+        assert!(truncation.is_some() && result.wire_size() <= 400);
+
+        // E11: a failed task is a failure of the call that created it.
+        machine.client_request(task_result(3, "t-1"), false, Instant::now());
+        let Answer::Result { result, .. } =
+            respond(&mut machine, 3, err(-32603, "Internal error: boom"))
+        else {
+            panic!("E11")
+        };
+        assert_eq!(result.is_error, Some(true));
+        assert_eq!(result.content[0].as_text(), Some("boom"));
+
+        // A task this session did not create: its result passes as it came.
+        machine.client_request(task_result(4, "t-9"), false, Instant::now());
+        assert!(!machine.answer_matters(&id(4), true));
     }
 
     #[test]

@@ -284,6 +284,19 @@ impl Session {
         }
     }
 
+    /// Close stdin and end the process with SIGTERM (for a server that stays up while
+    /// work it started runs on, as a task does); its exit status.
+    #[allow(dead_code)] // not every test binary that includes this module asks
+    pub fn terminate(mut self) -> ExitStatus {
+        self.stdin.take();
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success());
+        wait_with_timeout(&mut self.child, Duration::from_secs(60))
+    }
+
     /// Close stdin and wait for the exit status.
     pub fn finish(mut self) -> ExitStatus {
         self.stdin.take();
