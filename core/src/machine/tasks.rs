@@ -24,7 +24,9 @@ use serde_json::Value;
 /// How many tasks are remembered at most.
 pub const MAX_TASKS: usize = 1024;
 
-/// Which tool each task runs; see the [module docs](self).
+/// Which tool each task a `tools/call` created runs (MCP Tasks, 2025-11-25), so that
+/// the answer to `tasks/result` is shaped as the call's own would have been (L1, E11).
+/// At most [`MAX_TASKS`] are remembered, the oldest forgotten first.
 #[derive(Debug, Clone, Default)]
 pub struct TaskTable {
     tools: HashMap<String, String>,

@@ -144,7 +144,7 @@ pub(crate) fn has_method(body: &[u8], method: &str) -> bool {
 /// 2026-07-28's `subscriptions/listen` (open until the client goes) and 2025-11-25's
 /// `tasks/result` (answered when the task ends). The upstream's timeout bounds the
 /// wait for their answer's first bytes, never the quiet between its events (A5).
-const LONG_LIVED_METHODS: [&str; 2] = ["subscriptions/listen", "tasks/result"];
+pub const LONG_LIVED_METHODS: [&str; 2] = ["subscriptions/listen", "tasks/result"];
 
 /// Whether a client message asks for a long-lived answer ([`LONG_LIVED_METHODS`]).
 ///
