@@ -857,6 +857,28 @@ fn check_visible(
     Ok(())
 }
 
+/// The report of a string that lost `dropped` of its `original` bytes.
+fn string_cut(pointer: String, dropped: usize, original: usize) -> StructuredCut {
+    StructuredCut {
+        pointer,
+        dropped_bytes: Some(dropped),
+        dropped_items: None,
+        original_bytes: Some(original),
+        original_items: None,
+    }
+}
+
+/// The report of an array that lost `dropped` of its `original` items.
+fn items_cut(pointer: String, dropped: usize, original: usize) -> StructuredCut {
+    StructuredCut {
+        pointer,
+        dropped_bytes: None,
+        dropped_items: Some(dropped),
+        original_bytes: None,
+        original_items: Some(original),
+    }
+}
+
 /// Check that `after` is a cut of `before` (strings keep a tail, arrays their last
 /// items, everything else as it was), collecting each change as the cut it is.
 fn cut_of(
@@ -883,13 +905,7 @@ fn cut_of(
                 || format!("{at}: head cut at {}", a.len()),
             )?;
             if a.len() < b.len() {
-                changes.push(StructuredCut {
-                    pointer: at,
-                    dropped_bytes: Some(b.len() - a.len()),
-                    dropped_items: None,
-                    original_bytes: Some(b.len()),
-                    original_items: None,
-                });
+                changes.push(string_cut(at, b.len() - a.len(), b.len()));
             }
             Ok(())
         }
@@ -917,13 +933,7 @@ fn cut_of(
                 "L8",
                 || format!("{at}: cut between {q} and {p}"),
             )?;
-            changes.push(StructuredCut {
-                pointer: at,
-                dropped_bytes: Some(p - q),
-                dropped_items: None,
-                original_bytes: Some(b.len()),
-                original_items: None,
-            });
+            changes.push(string_cut(at, p - q, b.len()));
             Ok(())
         }
         (Value::Array(b), Value::Array(a), Keep::Head | Keep::HeadAndTail { .. }) => {
@@ -963,13 +973,7 @@ fn cut_of(
             };
             changes.extend(found);
             if dropped > 0 {
-                changes.push(StructuredCut {
-                    pointer: at,
-                    dropped_bytes: None,
-                    dropped_items: Some(dropped),
-                    original_bytes: None,
-                    original_items: Some(b.len()),
-                });
+                changes.push(items_cut(at, dropped, b.len()));
             }
             Ok(())
         }
@@ -984,13 +988,7 @@ fn cut_of(
                 || format!("{at}: cut at {dropped}"),
             )?;
             if dropped > 0 {
-                changes.push(StructuredCut {
-                    pointer: at,
-                    dropped_bytes: Some(dropped),
-                    dropped_items: None,
-                    original_bytes: Some(b.len()),
-                    original_items: None,
-                });
+                changes.push(string_cut(at, dropped, b.len()));
             }
             Ok(())
         }
@@ -1004,13 +1002,7 @@ fn cut_of(
                 pointer.truncate(len);
             }
             if dropped > 0 {
-                changes.push(StructuredCut {
-                    pointer: at,
-                    dropped_bytes: None,
-                    dropped_items: Some(dropped),
-                    original_bytes: None,
-                    original_items: Some(b.len()),
-                });
+                changes.push(items_cut(at, dropped, b.len()));
             }
             Ok(())
         }

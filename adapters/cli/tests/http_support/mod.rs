@@ -124,15 +124,19 @@ pub fn python() -> Option<PathBuf> {
         .then_some(path)
 }
 
-/// The reference server's binary, if it is there (and node).
-pub fn everything() -> Option<PathBuf> {
-    let path = root().join("target/node-peers/node_modules/.bin/mcp-server-everything");
-    let node = Command::new("node")
+/// Whether `node` runs.
+fn has_node() -> bool {
+    Command::new("node")
         .arg("--version")
         .stdout(Stdio::null())
         .status()
-        .is_ok_and(|s| s.success());
-    (node && path.exists()).then_some(path)
+        .is_ok_and(|s| s.success())
+}
+
+/// The reference server's binary, if it is there (and node).
+pub fn everything() -> Option<PathBuf> {
+    let path = root().join("target/node-peers/node_modules/.bin/mcp-server-everything");
+    (has_node() && path.exists()).then_some(path)
 }
 
 /// The fastmcp probe server over Streamable HTTP; its URL.
@@ -184,12 +188,7 @@ pub fn start_everything(bin: &PathBuf) -> (Spawned, String) {
 /// when node or the pinned SDK is missing.
 pub fn typescript_v2() -> Option<(Spawned, String)> {
     let sdk = root().join("target/node-peers/node_modules/@modelcontextprotocol/server");
-    let node = Command::new("node")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !node || !sdk.exists() {
+    if !has_node() || !sdk.exists() {
         return None;
     }
     let port = free_port();
