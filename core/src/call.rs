@@ -443,6 +443,21 @@ mod tests {
     }
 
     #[test]
+    fn e2_a_server_built_result_loses_the_python_sdk_wrapper_only_when_it_has_one() {
+        let error_result = |text: &str| {
+            let mut result = ToolResult::text(text);
+            result.is_error = Some(true);
+            result
+        };
+        let failure = recognize_failure(&error_result(
+            "Error executing tool get_time: Invalid timezone",
+        ))
+        .expect("E2: the wrapper goes");
+        assert_eq!(failure.message(), "Invalid timezone");
+        assert!(recognize_failure(&error_result("Invalid timezone")).is_none());
+    }
+
+    #[test]
     fn unknown_tools_that_fail_are_protocol_errors() {
         let call = catalog().context("take_int");
         let mut said_unknown = ToolResult::text("Unknown tool: take_int");

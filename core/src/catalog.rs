@@ -465,6 +465,39 @@ mod tests {
     }
 
     #[test]
+    fn r5_a_listing_serves_a_later_request_only_complete_fresh_and_in_its_scope() {
+        let now = Instant::now();
+        let listed = |extra: Value| {
+            let mut result = page(&["a"], None);
+            result
+                .as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            let mut catalog = ToolCatalog::new();
+            catalog.learn_page(&result, true, now);
+            catalog
+        };
+        let unscoped = listed(json!({}));
+        assert!(unscoped.may_serve(true, now), "its own credential");
+        assert!(
+            !unscoped.may_serve(false, now),
+            "no scope: the credential's own"
+        );
+        let private = listed(json!({"cacheScope": "private"}));
+        assert!(private.may_serve(true, now) && !private.may_serve(false, now));
+        let public = listed(json!({"cacheScope": "public"}));
+        assert!(public.may_serve(false, now) && public.may_serve(true, now));
+        let stale = listed(json!({"cacheScope": "public", "ttlMs": 10}));
+        assert!(
+            !stale.may_serve(true, now + Duration::from_secs(1)),
+            "past its ttlMs"
+        );
+        let mut partial = ToolCatalog::new();
+        partial.learn_page(&page(&["a"], Some("2")), true, now);
+        assert!(!partial.may_serve(true, now), "incomplete");
+    }
+
+    #[test]
     fn a_listing_is_complete_only_when_followed_from_its_first_page_to_its_last() {
         let now = Instant::now();
         let mut catalog = ToolCatalog::new();

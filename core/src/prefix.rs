@@ -120,6 +120,26 @@ mod tests {
     use super::*;
 
     #[test]
+    fn e2_a_framework_wrapper_is_seen_at_the_start_only() {
+        for wrapped in [
+            "Error executing tool get_time: Invalid timezone: 'x'",
+            "Error calling tool 'run': boom",
+            "Error reading resource 'probe://a': gone",
+        ] {
+            assert!(is_wrapped(wrapped), "{wrapped}");
+        }
+        for plain in [
+            "Invalid timezone: 'x'",
+            "Internal error: boom",
+            "Error executing tool : no name",
+            "Error executing tool two words: x",
+            "see Error calling tool 'run': boom",
+        ] {
+            assert!(!is_wrapped(plain), "{plain}");
+        }
+    }
+
+    #[test]
     fn strips_stock_prefixes_however_nested() {
         let cases = [
             ("Internal error: boom", "boom", Some(Family::Internal)),

@@ -948,6 +948,27 @@ mod tests {
         );
     }
 
+    #[test]
+    fn r5_a_machine_given_a_listing_decides_e8_without_listing_again() {
+        let listed = listed(&["list_panes"]);
+        let mut machine = SessionMachine::default();
+        machine.set_catalog(listed.catalog().clone());
+        let own = machine.client_request(call(1, "list_pane"), true, Instant::now());
+        assert!(
+            own.is_none(),
+            "no listing of its own: the one given is complete"
+        );
+        let Answer::Error { error, .. } =
+            respond(&mut machine, 1, err(-32602, "Unknown tool: list_pane"))
+        else {
+            panic!("E8")
+        };
+        assert_eq!(
+            error.data.unwrap()["suggestion"],
+            "Did you mean 'list_panes'?"
+        );
+    }
+
     /// A `tasks/result` request for task `task_id`.
     fn task_result(n: u32, task_id: &str) -> ClientRequest {
         let mut request = ClientRequest::new(id(n), n.to_string(), "tasks/result");

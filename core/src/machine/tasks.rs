@@ -108,5 +108,7 @@ mod tests {
             assert!(!tasks.learn_handle(&result, "t"), "{result}");
         }
         assert!(tasks.is_empty());
+        assert!(tasks.learn_handle(&json!({"task": {"taskId": "x"}}), "t"));
+        assert!(!tasks.is_empty());
     }
 }
