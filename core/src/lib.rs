@@ -59,7 +59,7 @@ pub use log::{ErrorCounts, LogRecord};
 pub use machine::SessionMachine;
 pub use protocol_error::ProtocolError;
 pub use result::{Content, ModelError, TextContent, ToolResult};
-pub use session::{ClientInfo, Revision, Session};
+pub use session::{ClientInfo, PROTOCOL_VERSION_META_KEY, Revision, Session};
 pub use suggest::{MAX_SUGGESTION_DISTANCE, closest, edit_distance};
 pub use validation::{Problem, ProblemKind, render_problems};
 

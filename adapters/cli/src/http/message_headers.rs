@@ -25,10 +25,11 @@
 //! assert_eq!(headers["mcp-protocol-version"], "2026-07-28");
 //! ```
 
+use backstop_core::PROTOCOL_VERSION_META_KEY;
+use backstop_jsonrpc::message::Envelope;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use http::{HeaderMap, HeaderValue};
-use serde::Deserialize;
 use serde_json::Value;
 
 use super::headers::PROTOCOL_VERSION;
@@ -38,53 +39,34 @@ pub const METHOD: &str = "mcp-method";
 /// The header naming what the method is about.
 pub const NAME: &str = "mcp-name";
 
-/// Where a request's revision stands in its `_meta` (2026-07-28).
-const PROTOCOL_VERSION_META_KEY: &str = "io.modelcontextprotocol/protocolVersion";
-
-/// The parts of a message the headers mirror.
-#[derive(Deserialize)]
-struct Message {
-    method: Option<String>,
-    #[serde(default)]
-    params: Option<Params>,
-}
-
-#[derive(Deserialize)]
-struct Params {
-    name: Option<Value>,
-    uri: Option<Value>,
-    #[serde(rename = "taskId")]
-    task_id: Option<Value>,
-    #[serde(rename = "_meta")]
-    meta: Option<serde_json::Map<String, Value>>,
-}
-
 /// Set `Mcp-Method`, `Mcp-Name` and `MCP-Protocol-Version` on `headers` from `body`,
-/// one message (see the [module docs](self)); a header the body gives nothing for is
-/// removed, so none is left from another message.
+/// one message read with the shaper's own envelope reader (see the [module
+/// docs](self)); a header the body gives nothing for is removed, so none is left from
+/// another message. The revision is copied as the body writes it, understood or not:
+/// the server compares the two texts.
 pub fn mirror_message(headers: &mut HeaderMap, body: &[u8]) {
     headers.remove(METHOD);
     headers.remove(NAME);
-    let Ok(Message {
-        method: Some(method),
-        params,
-    }) = serde_json::from_slice::<Message>(body)
-    else {
+    let Some(envelope) = Envelope::parse(body) else {
         return;
     };
-    let params = params.as_ref();
-    let named = params.and_then(|p| match method.as_str() {
-        "tools/call" | "prompts/get" => p.name.as_ref(),
-        "resources/read" => p.uri.as_ref(),
-        m if m.starts_with("tasks/") => p.task_id.as_ref(),
+    let Some(method) = envelope.method.as_deref() else {
+        return;
+    };
+    let params = envelope.params();
+    let named = match method {
+        "tools/call" | "prompts/get" => params.name.as_deref(),
+        "resources/read" => params.uri.as_deref(),
+        m if m.starts_with("tasks/") => params.task_id.as_deref(),
         _ => None,
-    });
-    headers.insert(METHOD, encoded(&method));
-    if let Some(Value::String(name)) = named {
+    };
+    headers.insert(METHOD, encoded(method));
+    if let Some(name) = named {
         headers.insert(NAME, encoded(name));
     }
     let revision = params
-        .and_then(|p| p.meta.as_ref())
+        .meta
+        .as_ref()
         .and_then(|meta| meta.get(PROTOCOL_VERSION_META_KEY))
         .and_then(Value::as_str)
         .and_then(|version| HeaderValue::from_str(version).ok());
