@@ -191,6 +191,20 @@ impl<'a> Joined<'a> {
         }
     }
 
+    /// How many characters of the held text lie between `from` and `to` (character
+    /// boundaries); a part not held counts none. Reads only that range.
+    pub(crate) fn chars_between(&self, from: usize, to: usize) -> usize {
+        self.pieces
+            .iter()
+            .filter(|&&(start, piece)| start < to && start + piece.len() > from)
+            .map(|&(start, piece)| {
+                let lo = from.saturating_sub(start);
+                let hi = (to - start).min(piece.len());
+                piece[lo..hi].chars().count()
+            })
+            .sum()
+    }
+
     /// The joined text from `from` (a character boundary) to the end, copied.
     pub(crate) fn copy_from(&self, from: usize) -> String {
         let mut out = String::with_capacity(self.len - from);
@@ -275,6 +289,28 @@ mod tests {
             }
             assert_eq!(joined.head_to(q), real[..q]);
         }
+    }
+
+    #[test]
+    fn chars_between_count_the_held_text_of_a_range() {
+        let texts = ["héllo\n", "", "日本語", "end"];
+        let joined = Joined::new(texts);
+        let real = texts.join(SEPARATOR);
+        let bounds: Vec<usize> = (0..=real.len())
+            .filter(|&i| real.is_char_boundary(i))
+            .collect();
+        for &from in &bounds {
+            for &to in bounds.iter().filter(|&&to| to >= from) {
+                assert_eq!(
+                    joined.chars_between(from, to),
+                    real[from..to].chars().count()
+                );
+            }
+        }
+        // A part not held counts none.
+        let gap = Gap { at: 2, len: 100 };
+        let held = Joined::held_in_part([(gap, "abcd")]);
+        assert_eq!(held.chars_between(0, held.len()), 4);
     }
 
     #[test]

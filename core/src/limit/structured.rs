@@ -450,15 +450,16 @@ impl Fitter<'_> {
         let line_align = self.planner.line_align;
         let len = joined.len();
         let keep = self.planner.keep;
+        let head_only = || {
+            let head = find_head_cut(&joined, line_align, weights, room, |_, c| c <= room)?;
+            Some((head.text().to_owned(), len - head.end))
+        };
         let (kept, dropped) = match keep {
             Keep::Tail => {
                 let cut = find_cut(&joined, line_align, weights, room, |_, cost| cost <= room)?;
                 (cut.tail().to_owned(), cut.start)
             }
-            Keep::Head => {
-                let head = find_head_cut(&joined, line_align, weights, room, |_, c| c <= room)?;
-                (head.text().to_owned(), len - head.end)
-            }
+            Keep::Head => head_only()?,
             Keep::HeadAndTail { head_per_mille } => {
                 // L16 inside the string: its head, the header line, its tail.
                 let marker = |n: usize| weights.of_bytes(with_header(keep, n, "", "").as_bytes());
@@ -478,14 +479,18 @@ impl Fitter<'_> {
                     |p, c| head_cost + extra(p - q) + c <= inner,
                 )?;
                 let dropped = tail.start - q;
-                let kept = with_header(keep, dropped, head.text(), tail.tail());
-                if kept.chars().count() <= text.chars().count() {
-                    (kept, dropped)
+                // The header line is ASCII: when the run it stands for has fewer
+                // characters, the string would grow past a `maxLength` that held, so it
+                // keeps its head alone. A character is at most 4 bytes: a run of 4
+                // bytes per header byte is long enough unread (L13).
+                let header = with_header(keep, dropped, "", "").len();
+                if dropped < 4 * header && joined.chars_between(q, tail.start) < header {
+                    head_only()?
                 } else {
-                    // The header line outweighs what it stands for: a `maxLength` that
-                    // held before the cut must still hold, so the string keeps its head.
-                    let head = find_head_cut(&joined, line_align, weights, room, |_, c| c <= room)?;
-                    (head.text().to_owned(), len - head.end)
+                    (
+                        with_header(keep, dropped, head.text(), tail.tail()),
+                        dropped,
+                    )
                 }
             }
         };
