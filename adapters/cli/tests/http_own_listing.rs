@@ -13,15 +13,9 @@ use serde_json::{Value, json};
 
 const CAP: usize = 2000;
 
-/// A 2026-07-28 client's `tools/call`: no handshake before it, its revision, identity
-/// and capabilities in its `_meta` (the envelope a server of that revision requires).
+/// A 2026-07-28 client's `tools/call` (see [`http_support::stateless_call`]).
 fn stateless(id: u32, name: &str, arguments: Value) -> String {
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
-        "name": name, "arguments": arguments, "_meta": {
-            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-            "io.modelcontextprotocol/clientInfo": {"name": "probe-client", "version": "9.9"},
-            "io.modelcontextprotocol/clientCapabilities": {}}}})
-    .to_string()
+    http_support::stateless_call(id, name, arguments, "2026-07-28")
 }
 
 /// E8 as the proxy's own listing makes it for the misspelt `takes_in`.

@@ -9,24 +9,14 @@
 mod http_support;
 
 use http::Method;
-use http_support::{Http, UrlProxy, start_gateway};
+use http_support::{Http, UrlProxy, start_gateway, stateless_call};
 use serde_json::{Value, json};
 
 const CAP: usize = 2000;
 
-/// A stateless 2026-07-28 `tools/call` (its revision, client and capabilities in
-/// `_meta`), of `revision`.
-fn call_of(id: u32, name: &str, arguments: Value, revision: &str) -> String {
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
-        "name": name, "arguments": arguments, "_meta": {
-            "io.modelcontextprotocol/protocolVersion": revision,
-            "io.modelcontextprotocol/clientInfo": {"name": "probe-client", "version": "9.9"},
-            "io.modelcontextprotocol/clientCapabilities": {}}}})
-    .to_string()
-}
-
+/// A stateless 2026-07-28 `tools/call`.
 fn call(id: u32, name: &str, arguments: Value) -> String {
-    call_of(id, name, arguments, "2026-07-28")
+    stateless_call(id, name, arguments, "2026-07-28")
 }
 
 fn server_or_skip(test: &str) -> Option<(http_support::Spawned, String)> {
@@ -77,7 +67,10 @@ fn a5_proxy_url_speaks_2026_07_28_to_the_typescript_sdk_2() {
 
     // E10: the server's own JSON-RPC error on HTTP 400 passes with its `data`, not
     // a `-32603 answered HTTP 400`.
-    let unsupported = answer(4, call_of(4, "echo", json!({"text": "hi"}), "2099-01-01"));
+    let unsupported = answer(
+        4,
+        stateless_call(4, "echo", json!({"text": "hi"}), "2099-01-01"),
+    );
     assert_eq!(unsupported["error"]["code"], -32022, "{unsupported}");
     assert_eq!(
         unsupported["error"]["data"]["supported"],

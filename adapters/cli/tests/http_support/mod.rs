@@ -450,6 +450,18 @@ pub fn call(id: u32, name: &str, arguments: serde_json::Value) -> String {
     .to_string()
 }
 
+/// A `tools/call` of a 2026-07-28 client: no handshake before it, and `revision`,
+/// identity and capabilities in its `_meta` (the envelope a server of that revision
+/// requires).
+pub fn stateless_call(id: u32, name: &str, arguments: serde_json::Value, revision: &str) -> String {
+    serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": name, "arguments": arguments, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": revision,
+            "io.modelcontextprotocol/clientInfo": {"name": "probe-client", "version": "9.9"},
+            "io.modelcontextprotocol/clientCapabilities": {}}}})
+    .to_string()
+}
+
 /// `backstop proxy --url URL <options>`, its stdin and stdout held.
 pub struct UrlProxy {
     child: Spawned,
