@@ -940,10 +940,19 @@ fn cut_of(
             ensure(a.len() <= b.len(), "L15", || format!("{at}: an array grew"))?;
             let dropped = b.len() - a.len();
             // The first `h` items kept, and the last `a.len() - h` (none under head).
-            let heads: Vec<usize> = match keep {
+            let mut heads: Vec<usize> = match keep {
                 Keep::Head => vec![a.len()],
                 _ => (0..=a.len()).rev().collect(),
             };
+            // The ways the items may line up, those with the most items kept whole
+            // first (a cut item can also pass for a prefix of another); the first that
+            // explains the cut is taken, so nested arrays are not tried every way.
+            let whole = |h: usize| {
+                (0..a.len())
+                    .filter(|&i| a[i] == b[if i < h { i } else { i + dropped }])
+                    .count()
+            };
+            heads.sort_by_key(|&h| std::cmp::Reverse(whole(h)));
             let mut last_error = None;
             let mut best = None;
             for h in heads {
@@ -958,11 +967,10 @@ fn cut_of(
                     r
                 });
                 match tried {
-                    // Of the ways the items line up, the one with the fewest cuts.
-                    Ok(()) if best.as_ref().is_none_or(|b: &Vec<_>| found.len() < b.len()) => {
+                    Ok(()) => {
                         best = Some(found);
+                        break;
                     }
-                    Ok(()) => {}
                     Err(e) => last_error = Some(e),
                 }
             }
