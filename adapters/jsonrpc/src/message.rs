@@ -476,6 +476,23 @@ pub fn error_response(id_json: &str, error: &ProtocolError) -> Vec<u8> {
     response(id_json, "error", error)
 }
 
+/// A notification of `method` with `params`.
+///
+/// ```
+/// let line = backstop_jsonrpc::message::notification("notifications/tasks", &serde_json::json!({"taskId": "t"}));
+/// assert_eq!(line, br#"{"jsonrpc":"2.0","method":"notifications/tasks","params":{"taskId":"t"}}"#);
+/// ```
+pub fn notification(method: &str, params: &impl Serialize) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64);
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","method":"#);
+    // Serializing a string or a Value into memory cannot fail.
+    serde_json::to_writer(&mut out, method).expect("serializing to memory");
+    out.extend_from_slice(br#","params":"#);
+    serde_json::to_writer(&mut out, params).expect("serializing to memory");
+    out.push(b'}');
+    out
+}
+
 fn response(id_json: &str, member: &str, body: &impl Serialize) -> Vec<u8> {
     let mut out = Vec::with_capacity(64);
     out.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);

@@ -30,7 +30,9 @@ use std::time::Instant;
 
 use backstop_core::limit::HeldEnds;
 use backstop_core::machine::PendingRequests;
-use backstop_core::machine::{self, Answer, ClientRequest, OwnRequest, Response, SessionMachine};
+use backstop_core::machine::{
+    self, Answer, ClientRequest, OwnRequest, Response, SessionMachine, TASK_STATUS,
+};
 use backstop_core::{
     ErrorCounts, Limit, LogRecord, ProtocolError, Session, ToolCatalog, ToolResult,
 };
@@ -39,7 +41,8 @@ use serde_json::value::RawValue;
 
 use crate::listing::WaitingForListing;
 use crate::message::{
-    Envelope, RequestId, ResultMembers, batch_elements, error_response, result_response,
+    Envelope, RequestId, ResultMembers, batch_elements, error_response, notification,
+    result_response, value_from_raw,
 };
 use crate::scan::Scanned;
 
@@ -790,6 +793,9 @@ impl Shaper {
         };
         if let Some(method) = envelope.method.as_deref() {
             self.machine.server_notification(method);
+            if method == TASK_STATUS && envelope.id.is_none() {
+                return self.task_status(envelope.params);
+            }
         }
         if !envelope.is_response() {
             return Forward::Unchanged;
@@ -813,12 +819,27 @@ impl Shaper {
     }
 }
 
+impl Shaper {
+    /// A `notifications/tasks` of the server: its task's state with the outcome of the
+    /// call that created it shaped as that call's answer would be (L1, E11).
+    fn task_status(&mut self, params: Option<&RawValue>) -> Forward {
+        let Some(params) = params.and_then(value_from_raw) else {
+            return Forward::Unchanged;
+        };
+        match self.machine.server_task_status(params) {
+            Some((task, _)) => Forward::Rewritten(notification(TASK_STATUS, &task)),
+            None => Forward::Unchanged,
+        }
+    }
+}
+
 /// The bytes to send for the machine's answer, under the id as the server wrote it
 /// (`id_json`: its bytes are kept, escapes and all).
 fn forward(answer: Answer, id_json: &str) -> Forward {
     match answer {
         Answer::Unchanged => Forward::Unchanged,
         Answer::Result { result, .. } => Forward::Rewritten(result_response(id_json, &result)),
+        Answer::TaskState { task, .. } => Forward::Rewritten(result_response(id_json, &task)),
         Answer::Error { error, .. } => Forward::Rewritten(error_response(id_json, &error)),
     }
 }

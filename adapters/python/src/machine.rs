@@ -88,6 +88,16 @@ fn answer<'py>(py: Python<'py>, answer: Answer) -> PyResult<Bound<'py, PyAny>> {
                 None => none(),
             },
         ),
+        Answer::TaskState {
+            task, truncation, ..
+        } => (
+            from_value(py, &task)?,
+            none(),
+            match truncation {
+                Some(truncation) => from_value(py, &truncation_value(&truncation)?)?,
+                None => none(),
+            },
+        ),
         Answer::Error { error, .. } => (none(), from_value(py, &protocol_value(&error)?)?, none()),
     };
     Ok((result, error, truncation).into_pyobject(py)?.into_any())

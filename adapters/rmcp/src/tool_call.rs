@@ -105,7 +105,8 @@ impl<S: ServerHandler> Backstop<S> {
             self.reporter.failure(&record);
         }
         match answer {
-            Answer::Unchanged => unchanged(),
+            // A task's state answers `tasks/get`, never a `tools/call`.
+            Answer::Unchanged | Answer::TaskState { .. } => unchanged(),
             Answer::Result {
                 result, truncation, ..
             } => {

@@ -71,6 +71,10 @@ pub const MAX_LOG_RECORDS: usize = 1024;
 /// The method that says the server's tool list changed.
 pub const TOOLS_LIST_CHANGED: &str = "notifications/tools/list_changed";
 
+/// The method of a task's state, sent by the server as it changes (2026-07-28 tasks
+/// extension): see [`SessionMachine::server_task_status`].
+pub const TASK_STATUS: &str = "notifications/tasks";
+
 /// The namespace of the MCP specification's own `_meta` keys.
 const META_KEY_PREFIX: &str = "io.modelcontextprotocol/";
 
@@ -182,6 +186,17 @@ pub enum Answer {
         /// The result.
         result: ToolResult,
         /// The report of the cut, when the limit cut it (L4).
+        truncation: Option<Truncation>,
+    },
+    /// This task state instead, under the request's id (2026-07-28): the task's
+    /// outcome shaped as its call's would have been — `result` cut (L1), or a failure
+    /// made a `completed` task with the call's `isError` result (E11).
+    TaskState {
+        /// The request's id as the client wrote it.
+        id_json: String,
+        /// The task state, the answer's `result`.
+        task: Value,
+        /// The report of the cut, when the limit cut the task's result (L4).
         truncation: Option<Truncation>,
     },
     /// This error instead, under the request's id.
@@ -386,6 +401,10 @@ impl SessionMachine {
                     arguments: Vec::new(),
                 }
             }
+            // The state of such a task (2026-07-28): its outcome inside, shaped so.
+            ("tasks/get", _) if let Some(tool) = self.task_tool(request.task_id.as_deref()) => {
+                RequestKind::TaskState { tool }
+            }
             (method, _) if method.starts_with("resources/") => RequestKind::Resource {
                 method: method.to_owned(),
                 uri: request.uri,
@@ -511,17 +530,23 @@ impl SessionMachine {
                     arguments,
                     session: request.session,
                 };
-                let in_process = self.in_process;
-                let shaped = self.with_call_context(call, |catalog, context, limit| {
-                    let outcome = match outcome {
-                        Outcome::Result(result) => {
-                            Outcome::Result(with_wire_fields(in_process, context, result))
-                        }
-                        failure => failure,
-                    };
-                    shape_tool_call(catalog, context, outcome, limit)
-                });
+                let shaped = self.shape_call(call, outcome);
                 self.answer(request.id_json, shaped)
+            }
+            (RequestKind::TaskState { tool }, Response::Result(task)) => {
+                let call = PendingCall {
+                    tool,
+                    arguments: Vec::new(),
+                    session: request.session,
+                };
+                match self.shape_task_state(task, call) {
+                    Some((task, truncation)) => Answer::TaskState {
+                        id_json: request.id_json,
+                        task,
+                        truncation,
+                    },
+                    None => Answer::Unchanged,
+                }
             }
             (RequestKind::Resource { method, uri }, Response::Error(error)) => {
                 let shaped = shape_request_error(&error, &method, &request.session, uri.as_deref());
@@ -538,6 +563,42 @@ impl SessionMachine {
             }
             _ => Answer::Unchanged,
         }
+    }
+
+    /// A `notifications/tasks` of the server (2026-07-28), `params` being the task's
+    /// state: for a task a `tools/call` of this session created, the state with its
+    /// outcome shaped as the call's would have been (L1, E11), and the report of the
+    /// cut; `None` when it passes as it came.
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use backstop_core::machine::{ClientRequest, RequestId, Response, SessionMachine};
+    /// use serde_json::json;
+    /// let mut machine = SessionMachine::default();
+    /// let call = RequestId::Number("1".into());
+    /// machine.client_request(ClientRequest::new(call.clone(), "1", "tools/call").tool("capture_pane"), false, Instant::now());
+    /// let handle = json!({"resultType": "task", "taskId": "t-1", "status": "working"});
+    /// machine.server_response(&call, Response::Result(handle), Instant::now());
+    ///
+    /// let failed = json!({"taskId": "t-1", "status": "failed",
+    ///     "error": {"code": -32603, "message": "Internal error: Pane not found: %5"}});
+    /// let (task, _) = machine.server_task_status(failed).expect("E11");
+    /// assert_eq!(task["status"], "completed");
+    /// assert_eq!(task["result"]["isError"], true);
+    /// assert_eq!(task["result"]["content"][0]["text"], "Pane not found: %5");
+    /// assert!(machine.server_task_status(json!({"taskId": "t-1", "status": "working"})).is_none());
+    /// ```
+    pub fn server_task_status(&mut self, params: Value) -> Option<(Value, Option<Truncation>)> {
+        let task_id = params.get("taskId").and_then(Value::as_str);
+        let tool = self.task_tool(task_id)?;
+        let meta = params.get("_meta").and_then(Value::as_object);
+        let session = self.handshake.clone().or_request_meta(meta);
+        let call = PendingCall {
+            tool,
+            arguments: Vec::new(),
+            session,
+        };
+        self.shape_task_state(params, call)
     }
 
     /// [`server_response`](Self::server_response) for a `tools/call` result the adapter
@@ -680,7 +741,8 @@ impl SessionMachine {
         }
         if let Some(method) = method {
             self.server_notification(method);
-            return true;
+            // A task's state may carry its call's outcome (L1, E11).
+            return method != TASK_STATUS || self.tasks.is_empty();
         }
         let Some(id) = id else {
             // A result whose id comes later: it needs nothing if no pending request's
@@ -714,7 +776,7 @@ impl SessionMachine {
 
     /// The tool task `task_id` runs, if a `tools/call` of this session created it.
     fn task_tool(&self, task_id: Option<&str>) -> Option<String> {
-        self.tasks.tool_of(task_id?).map(str::to_owned)
+        self.tasks.tool_of(task_id?)
     }
 
     /// The tasks `tools/call` requests created, and the tool each runs.
@@ -809,6 +871,52 @@ impl SessionMachine {
             .with_revision(revision)
             .with_server_stamp(self.server_stamp.clone());
         decide(catalog, &context, &self.limit)
+    }
+
+    /// The answer to `call`, decided for `outcome` (E, V, L).
+    fn shape_call(&self, call: PendingCall, outcome: Outcome) -> Shaped {
+        let in_process = self.in_process;
+        self.with_call_context(call, |catalog, context, limit| {
+            let outcome = match outcome {
+                Outcome::Result(result) => {
+                    Outcome::Result(with_wire_fields(in_process, context, result))
+                }
+                failure => failure,
+            };
+            shape_tool_call(catalog, context, outcome, limit)
+        })
+    }
+
+    /// A task state (2026-07-28) whose outcome is shaped as `call`'s would have been:
+    /// a `completed` task's `result` as the call's result (L1), a `failed` task's
+    /// `error` as the call's failure, the task then `completed` with that result (E11).
+    /// `None` when there is no outcome yet, or it passes as it came (unchanged, or an
+    /// error that passes: E8, E10).
+    fn shape_task_state(
+        &mut self,
+        mut task: Value,
+        call: PendingCall,
+    ) -> Option<(Value, Option<Truncation>)> {
+        let state = task.as_object_mut()?;
+        let outcome = match state.get("status").and_then(Value::as_str)? {
+            "completed" => Outcome::Result(ToolResult::from_value(state.remove("result")?).ok()?),
+            "failed" => {
+                let error = serde_json::from_value(state.remove("error")?).ok()?;
+                Outcome::Failure(Failure::from_protocol_error(&error))
+            }
+            _ => return None,
+        };
+        let shaped = self.shape_call(call, outcome);
+        if let Some(record) = shaped.log {
+            self.record(record);
+        }
+        let result = match (shaped.unchanged, shaped.response) {
+            (false, Ok(result)) => serde_json::to_value(result).ok()?,
+            _ => return None,
+        };
+        state.insert("status".into(), "completed".into());
+        state.insert("result".into(), result);
+        Some((task, shaped.truncation))
     }
 
     fn answer(&mut self, id_json: String, shaped: Shaped) -> Answer {
@@ -986,7 +1094,7 @@ mod tests {
             Answer::Unchanged,
             "the handle passes as it came"
         );
-        assert_eq!(machine.tasks().tool_of("t-1"), Some("research"));
+        assert_eq!(machine.tasks().tool_of("t-1").as_deref(), Some("research"));
 
         // L1: the result, when it comes, is cut as the call's would be.
         machine.client_request(task_result(2, "t-1"), false, Instant::now());
@@ -1012,6 +1120,156 @@ mod tests {
         // A task this session did not create: its result passes as it came.
         machine.client_request(task_result(4, "t-9"), false, Instant::now());
         assert!(!machine.answer_matters(&id(4), true));
+    }
+
+    /// A `tasks/get` request for task `task_id` (2026-07-28).
+    fn task_get(n: u32, task_id: &str) -> ClientRequest {
+        let mut request = ClientRequest::new(id(n), n.to_string(), "tasks/get");
+        request.task_id = Some(task_id.to_owned());
+        request
+    }
+
+    /// A task state of the 2026-07-28 tasks extension, with `outcome`'s members.
+    fn task_state(task_id: &str, status: &str, outcome: Value) -> Value {
+        let mut state = json!({"taskId": task_id, "status": status, "ttlMs": 900000,
+            "createdAt": "2026-12-02T19:42:40Z", "resultType": "complete"});
+        state
+            .as_object_mut()
+            .unwrap()
+            .extend(outcome.as_object().unwrap().clone());
+        state
+    }
+
+    #[test]
+    fn l1_e11_a_2026_task_s_state_is_shaped_as_its_call_s() {
+        let mut machine = SessionMachine::new(Limit::new(400).unwrap());
+        machine.client_request(call(1, "research"), false, Instant::now());
+        let handle = json!({"resultType": "task", "taskId": "t-1", "status": "working"});
+        assert_eq!(
+            respond(&mut machine, 1, Response::Result(handle)),
+            Answer::Unchanged
+        );
+        assert_eq!(machine.tasks().tool_of("t-1").as_deref(), Some("research"));
+
+        // Working: nothing to shape, and nothing read twice.
+        machine.client_request(task_get(2, "t-1"), false, Instant::now());
+        assert!(
+            !machine.answer_matters(&id(2), false),
+            "an error about tasks/get passes"
+        );
+        let working = task_state("t-1", "working", json!({}));
+        assert_eq!(
+            respond(&mut machine, 2, Response::Result(working)),
+            Answer::Unchanged
+        );
+
+        // L1: the result inside is cut as the call's would be; the rest stays.
+        machine.client_request(task_get(3, "t-1"), false, Instant::now());
+        let report =
+            json!({"result": {"content": [{"type": "text", "text": "line\n".repeat(500)}]}});
+        let Answer::TaskState {
+            id_json,
+            task,
+            truncation,
+        } = respond(
+            &mut machine,
+            3,
+            Response::Result(task_state("t-1", "completed", report)),
+        )
+        else {
+            panic!("cut")
+        };
+        assert_eq!(id_json, "3");
+        assert!(truncation.is_some());
+        let result = ToolResult::from_value(task["result"].clone()).unwrap();
+        assert!(result.wire_size() <= 400, "{}", result.wire_size());
+        assert_eq!(
+            (task["status"].as_str(), task["ttlMs"].as_u64()),
+            (Some("completed"), Some(900000))
+        );
+        assert_eq!(task["taskId"], "t-1");
+
+        // Under the cap: as it came.
+        machine.client_request(task_get(4, "t-1"), false, Instant::now());
+        let small = json!({"result": {"content": [{"type": "text", "text": "done"}]}});
+        let small = task_state("t-1", "completed", small);
+        assert_eq!(
+            respond(&mut machine, 4, Response::Result(small)),
+            Answer::Unchanged
+        );
+
+        // E11: failed becomes completed, the error the call's isError result.
+        machine.client_request(task_get(5, "t-1"), false, Instant::now());
+        let error =
+            json!({"error": {"code": -32603, "message": "Internal error: Pane not found: %5"}});
+        let Answer::TaskState { task, .. } = respond(
+            &mut machine,
+            5,
+            Response::Result(task_state("t-1", "failed", error)),
+        ) else {
+            panic!("E11")
+        };
+        assert_eq!(task["status"], "completed");
+        assert!(task.get("error").is_none());
+        let result = ToolResult::from_value(task["result"].clone()).unwrap();
+        assert_eq!(result.is_error, Some(true));
+        assert_eq!(result.content[0].as_text(), Some("Pane not found: %5"));
+        assert_eq!(
+            machine.error_counts().get("InternalError:tools/call"),
+            1,
+            "G3"
+        );
+
+        // E10: an error about the request stays the task's error.
+        machine.client_request(task_get(6, "t-1"), false, Instant::now());
+        let negotiation = json!({"error": {"code": -32021, "message": "missing capability"}});
+        let negotiation = task_state("t-1", "failed", negotiation);
+        assert_eq!(
+            respond(&mut machine, 6, Response::Result(negotiation)),
+            Answer::Unchanged
+        );
+
+        // A task this session did not create passes as it came.
+        machine.client_request(task_get(7, "t-9"), false, Instant::now());
+        assert!(!machine.answer_matters(&id(7), true));
+    }
+
+    #[test]
+    fn l1_e11_a_task_s_state_notified_is_shaped_as_its_call_s() {
+        let mut machine = SessionMachine::new(Limit::new(400).unwrap());
+        assert!(
+            machine.passes_early(None, Some(TASK_STATUS), false),
+            "no task yet"
+        );
+        machine.client_request(call(1, "research"), false, Instant::now());
+        let handle = json!({"resultType": "task", "taskId": "t-1", "status": "working"});
+        respond(&mut machine, 1, Response::Result(handle));
+        assert!(
+            !machine.passes_early(None, Some(TASK_STATUS), false),
+            "read it whole"
+        );
+        assert!(machine.passes_early(None, Some("notifications/progress"), false));
+
+        let report =
+            json!({"result": {"content": [{"type": "text", "text": "line\n".repeat(500)}]}});
+        let (task, truncation) = machine
+            .server_task_status(task_state("t-1", "completed", report))
+            .expect("L1");
+        assert!(truncation.is_some());
+        assert!(
+            ToolResult::from_value(task["result"].clone())
+                .unwrap()
+                .wire_size()
+                <= 400
+        );
+        let other =
+            json!({"result": {"content": [{"type": "text", "text": "line\n".repeat(500)}]}});
+        assert!(
+            machine
+                .server_task_status(task_state("t-2", "completed", other))
+                .is_none()
+        );
+        assert!(machine.server_task_status(json!("not a task")).is_none());
     }
 
     #[test]

@@ -70,6 +70,12 @@ pub enum RequestKind {
         /// The argument names given (V4, V6).
         arguments: Vec<String>,
     },
+    /// `tasks/get` of a task a `tools/call` created (2026-07-28): the outcome inside
+    /// its result is shaped as the call's would have been (L1, E11).
+    TaskState {
+        /// The tool the task runs.
+        tool: String,
+    },
     /// `resources/*`: its error is mapped (P1, R3).
     Resource {
         /// The method.
@@ -97,7 +103,9 @@ impl RequestKind {
         match self {
             RequestKind::Other => false,
             RequestKind::Resource { .. } => !result,
-            RequestKind::Initialize | RequestKind::ToolsList { .. } => result,
+            RequestKind::Initialize
+            | RequestKind::ToolsList { .. }
+            | RequestKind::TaskState { .. } => result,
             RequestKind::ToolsCall { .. } => true,
         }
     }

@@ -40,7 +40,9 @@ use crate::log::log_failure;
 /// The shaping options both remote modes share with the stdio proxy.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// The shaper to start each session with (its limit; a fresh clone per session).
+    /// The shaper to start each session with (its limit; a fresh clone per session,
+    /// which shares the clones' table of tasks: a task a stateless request created is
+    /// known to the request that reads its state, L1, E11).
     pub shaper: Shaper,
     /// Log converted failures to stderr (G1, G2).
     pub log_failures: bool,
