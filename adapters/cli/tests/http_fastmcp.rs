@@ -1,5 +1,5 @@
 //! SPEC A5 with a real server nobody here wrote: the fastmcp probe server over
-//! Streamable HTTP (`mcp.run(transport="http")`, fastmcp 4.1.6 from the venv `.ci/run`
+//! Streamable HTTP (`mcp.run(transport="http")`, fastmcp 4.1.4 from the venv `.ci/run`
 //! makes), behind `backstop gateway` and `backstop proxy --url`, each case also sent
 //! straight to the server so the test shows what the server says and what backstop
 //! makes of it. Locally, without the venv, skipped with a message; with `CI=true` a

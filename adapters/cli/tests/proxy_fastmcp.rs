@@ -139,7 +139,7 @@ fn python_or_skip(test: &str) -> Option<PathBuf> {
         println!(
             "SKIPPED {test}: no fastmcp venv at target/fastmcp-venv \
              (create it with: python3 -m venv target/fastmcp-venv && \
-             target/fastmcp-venv/bin/pip install fastmcp==4.1.6)"
+             target/fastmcp-venv/bin/pip install -r tests/peers/requirements.txt)"
         );
     }
     python
