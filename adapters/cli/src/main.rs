@@ -294,8 +294,46 @@ fn upstream(url: &str, timeout: f64) -> Result<Upstream, String> {
     Upstream::new(url, timeout)
 }
 
+/// The command line, read; an error exits as clap's would, without the text of an
+/// argument that may be a credential ([`unexpected_value_hidden`]).
+fn parse_cli() -> Cli {
+    Cli::try_parse().unwrap_or_else(|error| match unexpected_value_hidden(&error) {
+        Some(hidden) => hidden.exit(),
+        None => error.exit(),
+    })
+}
+
+/// For clap's "unexpected argument" error about something that is not an option name
+/// (`'Authorization: Bearer …'`, its `--header` left out), the same error without
+/// that text: clap repeats it whole. `None` for any other error.
+fn unexpected_value_hidden(error: &clap::Error) -> Option<clap::Error> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if error.kind() != ErrorKind::UnknownArgument {
+        return None;
+    }
+    let Some(ContextValue::String(argument)) = error.get(ContextKind::InvalidArg) else {
+        return None;
+    };
+    let is_option_name = |text: &str| {
+        text.starts_with('-') && text.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+    };
+    if is_option_name(argument) {
+        return None;
+    }
+    let what = match argument.split_once('=') {
+        Some((name, _)) if is_option_name(name) => format!("unexpected argument `{name}=…`"),
+        _ => "an unexpected argument".to_owned(),
+    };
+    let message = format!(
+        "{what} (its text is not shown: it may hold a credential; a header goes after \
+         --header, a server's command after --)"
+    );
+    let mut command = <Cli as clap::CommandFactory>::command();
+    Some(clap::Error::raw(ErrorKind::UnknownArgument, message).format(&mut command))
+}
+
 fn main() -> ExitCode {
-    match Cli::parse().command {
+    match parse_cli().command {
         Commands::Proxy(args) => proxy_main(args),
         Commands::Gateway(args) => gateway_main(args),
         Commands::GenerateShare { dir } => {

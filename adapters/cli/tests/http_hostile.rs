@@ -269,4 +269,21 @@ fn a_mistyped_header_is_refused_without_repeating_its_credential() {
             assert!(stderr.contains("header `authorization`"), "{stderr}");
         }
     }
+    // Its `--header` left out, or misspelt: clap's "unexpected argument" error.
+    for arguments in [
+        &["Authorization: Bearer tok-123"][..],
+        &["--heder=Authorization: Bearer tok-123"],
+        &["--heder", "Authorization: Bearer tok-123"],
+    ] {
+        let output = Command::new(backstop())
+            .args(["proxy", "--url", "http://127.0.0.1:9/mcp"])
+            .args(arguments)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{arguments:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!stderr.contains("tok-123"), "{arguments:?}: {stderr}");
+        assert!(stderr.contains("unexpected argument"), "{stderr}");
+    }
 }
