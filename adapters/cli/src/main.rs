@@ -20,6 +20,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use backstop::http::gateway::{self, Gateway};
+use backstop::http::origin_guard::{self, Allowed, Pattern};
 use backstop::http::upstream::{DEFAULT_TIMEOUT, Upstream};
 use backstop::http::{Options, client};
 use backstop::proxy::{self, ServerCommand};
@@ -51,8 +52,10 @@ Examples:
   # An HTTP MCP server on port 9000 served shaped on 127.0.0.1:8808:
   backstop gateway --upstream http://127.0.0.1:9000/mcp
 
-  # Listening on every interface (put TLS and authentication in front of it):
-  backstop gateway --listen 0.0.0.0:8808 --upstream http://10.0.0.5:9000/mcp";
+  # Listening on every interface (put TLS and authentication in front of it), serving
+  # only the name clients reach it by and one web app's origin:
+  backstop gateway --listen 0.0.0.0:8808 --upstream http://10.0.0.5:9000/mcp \\
+    --allowed-hosts mcp.example.com --allowed-origins https://app.example.com";
 
 const CONFIG_POINTER: &str = "\
 In an MCP client's config (Claude Desktop, Cursor, VS Code, Codex), the server's command
@@ -87,7 +90,10 @@ enum Commands {
     /// Streamable HTTP on both sides: an MCP server's HTTP endpoint behind backstop.
     ///
     /// Every JSON body and SSE event is shaped; headers pass untouched (hop-by-hop ones
-    /// dropped); no CORS headers are added; header values are never logged.
+    /// dropped; the client's Host goes on as X-Forwarded-Host); no CORS headers are
+    /// added; header values are never logged. A request whose Host or Origin is not
+    /// served (see --allowed-hosts, --allowed-origins: loopback only when listening on
+    /// loopback) gets 403 and never reaches the server: DNS rebinding protection.
     #[command(after_help = GATEWAY_EXAMPLES)]
     Gateway(GatewayArgs),
     /// Write the man pages and shell completions into DIR (man/man1, bash-completion,
@@ -169,7 +175,7 @@ struct ProxyArgs {
     url: Option<String>,
 
     /// A header to send with each request to --url, `Name: value` (repeatable).
-    #[arg(long = "header", value_name = "NAME: VALUE", requires = "url", value_parser = client::parse_header)]
+    #[arg(long = "header", value_name = "NAME: VALUE", requires = "url", value_parser = HeaderArg)]
     headers: Vec<(HeaderName, HeaderValue)>,
 
     /// Seconds the --url server may take to answer (a `subscriptions/listen` or
@@ -211,6 +217,50 @@ struct GatewayArgs {
     /// Seconds a session's state is kept without a request.
     #[arg(long, value_name = "SECONDS", default_value_t = gateway::DEFAULT_SESSION_IDLE.as_secs_f64())]
     session_idle: f64,
+
+    /// `Host` values served besides the defaults (comma-separated or repeated): a name
+    /// or address, with `:port` or without (any port), or `*` for any. Listening on a
+    /// loopback address, only loopback names (localhost, 127.0.0.1, [::1]) are served
+    /// by default and any other Host gets 403 (DNS rebinding); listening elsewhere,
+    /// any Host is unless this is given: give the names clients reach the gateway by.
+    #[arg(long, value_name = "HOST[:PORT],…", value_delimiter = ',', value_parser = origin_guard::parse_allowed_host)]
+    allowed_hosts: Vec<Pattern>,
+
+    /// `Origin` values served besides the defaults (comma-separated or repeated):
+    /// `scheme://host`, with `:port` or without (any port), or `*` for any. A request
+    /// without Origin (not from a browser) is always served; listening on a loopback
+    /// address, only http(s) origins of loopback names are by default, others get 403;
+    /// listening elsewhere, any Origin is unless this is given.
+    #[arg(long, value_name = "ORIGIN,…", value_delimiter = ',', value_parser = origin_guard::parse_allowed_origin)]
+    allowed_origins: Vec<Pattern>,
+}
+
+/// `--header`'s parser. clap's own way with a parsing function repeats the argument in
+/// its error, and a header's text may be a credential: this error never does.
+#[derive(Debug, Clone, Copy)]
+struct HeaderArg;
+
+impl clap::builder::TypedValueParser for HeaderArg {
+    type Value = (HeaderName, HeaderValue);
+
+    fn parse_ref(
+        &self,
+        command: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        text: &std::ffi::OsStr,
+    ) -> Result<Self::Value, clap::Error> {
+        let parsed = match text.to_str() {
+            Some(text) => client::parse_header(text),
+            None => Err("a --header is `Name: value` in UTF-8 (the text is not shown)".to_owned()),
+        };
+        parsed.map_err(|reason| {
+            clap::Error::raw(
+                clap::error::ErrorKind::ValueValidation,
+                format!("invalid --header: {reason}"),
+            )
+            .format(&mut command.clone())
+        })
+    }
 }
 
 /// A cap, refused with the minimum named when too small (L14).
@@ -244,8 +294,46 @@ fn upstream(url: &str, timeout: f64) -> Result<Upstream, String> {
     Upstream::new(url, timeout)
 }
 
+/// The command line, read; an error exits as clap's would, without the text of an
+/// argument that may be a credential ([`unexpected_value_hidden`]).
+fn parse_cli() -> Cli {
+    Cli::try_parse().unwrap_or_else(|error| match unexpected_value_hidden(&error) {
+        Some(hidden) => hidden.exit(),
+        None => error.exit(),
+    })
+}
+
+/// For clap's "unexpected argument" error about something that is not an option name
+/// (`'Authorization: Bearer …'`, its `--header` left out), the same error without
+/// that text: clap repeats it whole. `None` for any other error.
+fn unexpected_value_hidden(error: &clap::Error) -> Option<clap::Error> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if error.kind() != ErrorKind::UnknownArgument {
+        return None;
+    }
+    let Some(ContextValue::String(argument)) = error.get(ContextKind::InvalidArg) else {
+        return None;
+    };
+    let is_option_name = |text: &str| {
+        text.starts_with('-') && text.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-')
+    };
+    if is_option_name(argument) {
+        return None;
+    }
+    let what = match argument.split_once('=') {
+        Some((name, _)) if is_option_name(name) => format!("unexpected argument `{name}=…`"),
+        _ => "an unexpected argument".to_owned(),
+    };
+    let message = format!(
+        "{what} (its text is not shown: it may hold a credential; a header goes after \
+         --header, a server's command after --)"
+    );
+    let mut command = <Cli as clap::CommandFactory>::command();
+    Some(clap::Error::raw(ErrorKind::UnknownArgument, message).format(&mut command))
+}
+
 fn main() -> ExitCode {
-    match Cli::parse().command {
+    match parse_cli().command {
         Commands::Proxy(args) => proxy_main(args),
         Commands::Gateway(args) => gateway_main(args),
         Commands::GenerateShare { dir } => {
@@ -277,6 +365,10 @@ fn gateway_main(args: GatewayArgs) -> ExitCode {
     gateway.max_body = args.max_body;
     gateway.max_sessions = args.max_sessions.max(1);
     gateway.session_idle = session_idle;
+    gateway.allowed = Allowed {
+        hosts: args.allowed_hosts,
+        origins: args.allowed_origins,
+    };
     match gateway::run(args.listen, gateway, args.shape.quiet) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {

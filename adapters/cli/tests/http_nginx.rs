@@ -9,7 +9,9 @@
 //! its id hashes to, which may be the other one. That works because both gateways
 //! front the same server: a gateway that sees a session id it did not see begin makes
 //! the session's state then, and learns the tool list from the client's own
-//! `tools/list` (which, carrying the id, reaches it).
+//! `tools/list` (which, carrying the id, reaches it). nginx passes on the client's
+//! `Host` (`proxy_set_header Host $http_host`): the loopback gateways serve only
+//! loopback names, and nginx's own default would be the name of its upstream group.
 //!
 //! nginx runs as this test's own process (`master_process off`, its config, logs and
 //! temp files in a temp dir, loopback ports chosen free). Locally, without nginx or
@@ -76,6 +78,7 @@ fn start_nginx(nginx: &PathBuf, dir: &std::path::Path, gateways: &[String]) -> (
                proxy_pass http://gateways;\n\
                proxy_http_version 1.1;\n\
                proxy_set_header Connection \"\";\n\
+               proxy_set_header Host $http_host;\n\
                proxy_buffering off;\n\
                proxy_read_timeout 300s;\n\
              }}\n\

@@ -104,23 +104,42 @@ pub fn retry_value(value: &[u8]) -> Option<Duration> {
         .map(Duration::from_millis)
 }
 
-/// A `--header 'Name: value'` argument, read.
+/// A `--header 'Name: value'` argument, read. Its error says what is wrong and never
+/// repeats the text (at most a header name), and the value is marked sensitive.
 ///
 /// ```
 /// let (name, value) = backstop::http::client::parse_header("Authorization: Bearer t").unwrap();
 /// assert_eq!(name, "authorization");
 /// assert_eq!(value, "Bearer t");
-/// assert!(backstop::http::client::parse_header("no colon").is_err());
+/// assert_eq!(format!("{value:?}"), "Sensitive");
+/// let error = backstop::http::client::parse_header("Authorization Bearer tok-123").unwrap_err();
+/// assert!(error.contains("`Name: value`") && !error.contains("tok-123"));
 /// ```
 pub fn parse_header(text: &str) -> Result<(HeaderName, HeaderValue), String> {
-    let (name, value) = text
-        .split_once(':')
-        .ok_or_else(|| "a header is `Name: value`".to_owned())?;
-    let name = HeaderName::from_bytes(name.trim().as_bytes())
-        .map_err(|_| format!("`{}` is not a header name", name.trim()))?;
-    // The value is never shown: it may be a credential.
-    let value = HeaderValue::from_str(value.trim())
-        .map_err(|_| format!("the value of header `{name}` has characters a header cannot"))?;
+    // No part of the text is ever repeated but a header name: the rest may be a
+    // credential (`Authorization Bearer …` with its colon missing, a bare token).
+    let (name, value) = text.split_once(':').ok_or_else(|| {
+        "expected `Name: value`, and this has no `:` (its text is not shown: it may hold a \
+         credential)"
+            .to_owned()
+    })?;
+    let name = HeaderName::from_bytes(name.trim().as_bytes()).map_err(|_| {
+        "expected `Name: value`, and what comes before the first `:` is not a header name \
+         (its text is not shown: it may hold a credential)"
+            .to_owned()
+    })?;
+    let mut value = HeaderValue::from_str(value.trim()).map_err(|_| {
+        let shown = if name.as_str().len() <= 40 {
+            name.as_str()
+        } else {
+            "…"
+        };
+        format!(
+            "the value of header `{shown}` has characters a header value cannot (it is not shown)"
+        )
+    })?;
+    // Debug output of the value (clap's, the session's) reads `Sensitive`.
+    value.set_sensitive(true);
     Ok((name, value))
 }
 

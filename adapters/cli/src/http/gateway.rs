@@ -31,13 +31,17 @@
 //!   stream has begun, one more event per request it left unanswered. A failed POST's
 //!   requests are no longer pending in the session's shaper. A `4xx` is the
 //!   client's to act on (authentication, an expired session) and passes as it came.
-//! - Security: no CORS header is added, `Origin` and `Authorization` pass untouched,
-//!   no header value is logged.
+//! - Security: a request whose `Host` or `Origin` the gateway does not serve is
+//!   answered `403` before anything else and never reaches the server (DNS
+//!   rebinding, [`origin_guard`]: loopback names only when listening on loopback,
+//!   else [`Gateway::allowed`]); the client's `Host` goes on as `X-Forwarded-Host`.
+//!   No CORS header is added, `Origin` and `Authorization` pass untouched, no header
+//!   value is logged.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
 use std::io;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -51,8 +55,9 @@ use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::net::TcpListener;
 
-use super::headers::{SESSION_ID, end_to_end, is_event_stream};
+use super::headers::{SESSION_ID, end_to_end, is_event_stream, to_upstream};
 use super::listing::list_first;
+use super::origin_guard::{self, Allowed};
 use super::shape::{BodyShaper, EventShaper, Out, QueueSink, Queued};
 use super::stateless_catalogs::StatelessCatalogs;
 use super::upstream::{Upstream, UpstreamFailure};
@@ -86,6 +91,9 @@ pub struct Gateway {
     pub max_sessions: usize,
     /// How long a session's state is kept without a request.
     pub session_idle: Duration,
+    /// The `Host` and `Origin` values served beside the defaults
+    /// ([`origin_guard`]; none by default).
+    pub allowed: Allowed,
     sessions: Mutex<HashMap<String, Entry>>,
     /// The listings stateless requests start from (R5).
     catalogs: StatelessCatalogs,
@@ -107,6 +115,7 @@ impl Gateway {
             max_body: DEFAULT_MAX_BODY,
             max_sessions: DEFAULT_MAX_SESSIONS,
             session_idle: DEFAULT_SESSION_IDLE,
+            allowed: Allowed::default(),
             sessions: Mutex::new(HashMap::new()),
             catalogs: StatelessCatalogs::default(),
         }
@@ -171,6 +180,8 @@ impl Gateway {
 
 /// Serve `gateway` on `listener` until the process ends.
 pub async fn serve(listener: TcpListener, gateway: Arc<Gateway>) -> io::Result<()> {
+    // Whether the listening address is a loopback one sets the `Host`/`Origin` rules.
+    let listen = listener.local_addr()?.ip();
     let sweeper = Arc::clone(&gateway);
     tokio::spawn(async move {
         let every = (sweeper.session_idle / 4).max(Duration::from_millis(100));
@@ -193,7 +204,7 @@ pub async fn serve(listener: TcpListener, gateway: Arc<Gateway>) -> io::Result<(
         tokio::spawn(async move {
             let service = service_fn(move |request| {
                 let gateway = Arc::clone(&gateway);
-                async move { Ok::<_, Infallible>(handle(&gateway, request).await) }
+                async move { Ok::<_, Infallible>(handle(&gateway, listen, request).await) }
             });
             // A client that never finishes its headers does not hold a connection forever.
             let _ = hyper::server::conn::http1::Builder::new()
@@ -300,16 +311,37 @@ async fn see_client_body(
     }
     let listing = shaping.client_route(body);
     if !listing.is_empty() {
-        let _ = list_first(&gateway.upstream, shaping, listing, &end_to_end(headers)).await;
+        let _ = list_first(&gateway.upstream, shaping, listing, &to_upstream(headers)).await;
         if !in_session && let Some(catalog) = shaping.complete_catalog() {
             gateway.catalogs.keep(credential, catalog);
         }
     }
 }
 
-/// One request from a client.
-async fn handle(gateway: &Gateway, request: Request<Incoming>) -> Response<Body> {
+/// The `403` of a request whose `refused` header the gateway does not serve
+/// ([`origin_guard`]): a JSON-RPC error, and the request goes no further.
+fn forbidden(refused: origin_guard::Refused, headers: &http::HeaderMap) -> Response<Body> {
+    let value = headers
+        .get(match refused {
+            origin_guard::Refused::Host => header::HOST,
+            origin_guard::Refused::Origin => header::ORIGIN,
+        })
+        .map(HeaderValue::as_bytes);
+    let mut response = Response::new(full(origin_guard::refusal_body(refused, value)));
+    *response.status_mut() = StatusCode::FORBIDDEN;
+    response.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    response
+}
+
+/// One request from a client, to a gateway listening on `listen`.
+async fn handle(gateway: &Gateway, listen: IpAddr, request: Request<Incoming>) -> Response<Body> {
     let (parts, body) = request.into_parts();
+    if let Err(refused) = origin_guard::check_headers(listen, &gateway.allowed, &parts.headers) {
+        return forbidden(refused, &parts.headers);
+    }
     let too_long = parts
         .headers
         .get(header::CONTENT_LENGTH)
@@ -352,7 +384,7 @@ async fn handle(gateway: &Gateway, request: Request<Incoming>) -> Response<Body>
     let mut upstream_request = Request::new(Full::new(body));
     *upstream_request.method_mut() = parts.method.clone();
     *upstream_request.uri_mut() = gateway.upstream.url().clone();
-    *upstream_request.headers_mut() = end_to_end(&parts.headers);
+    *upstream_request.headers_mut() = to_upstream(&parts.headers);
     let response = match gateway.upstream.send(upstream_request).await {
         Ok(response) => response,
         Err(failure) => return failed(gateway, &shaping, &ids, &failure),

@@ -2,7 +2,8 @@
 //! `Mcp-Session-Id`, `MCP-Protocol-Version`, `Last-Event-ID`, `Authorization`,
 //! `Origin` among them — and no hop-by-hop header (RFC 9110 §7.6.1: those of a
 //! connection, and those the `Connection` header names). `Host` and `Content-Length`
-//! are the new hop's own. No header value is ever logged.
+//! are the new hop's own; the client's `Host` goes on as `X-Forwarded-Host`
+//! ([`to_upstream`]). No header value is ever logged.
 
 use http::header::{self, HeaderName};
 use http::{HeaderMap, HeaderValue};
@@ -57,6 +58,33 @@ pub fn end_to_end(incoming: &HeaderMap) -> HeaderMap {
         if !hop {
             out.append(name.clone(), value.clone());
         }
+    }
+    out
+}
+
+/// The name of the header that carries the client's own `Host` to the upstream.
+pub const FORWARDED_HOST: &str = "x-forwarded-host";
+
+/// The headers of a client's request to send to the upstream: [`end_to_end`], and
+/// the client's `Host` (which the gateway replaced with the upstream's, and checked,
+/// [`super::origin_guard`]) as `X-Forwarded-Host`, so that the upstream's own check
+/// can see it. One the client sent itself is dropped: the upstream sees only a value
+/// the gateway checked.
+///
+/// ```
+/// use http::{HeaderMap, HeaderValue};
+/// let mut incoming = HeaderMap::new();
+/// incoming.insert("host", HeaderValue::from_static("localhost:8808"));
+/// incoming.insert("x-forwarded-host", HeaderValue::from_static("made-up.example"));
+/// let sent = backstop::http::headers::to_upstream(&incoming);
+/// assert_eq!(sent["x-forwarded-host"], "localhost:8808");
+/// assert!(sent.get("host").is_none());
+/// ```
+pub fn to_upstream(incoming: &HeaderMap) -> HeaderMap {
+    let mut out = end_to_end(incoming);
+    out.remove(FORWARDED_HOST);
+    if let Some(host) = incoming.get(header::HOST) {
+        out.insert(FORWARDED_HOST, host.clone());
     }
     out
 }

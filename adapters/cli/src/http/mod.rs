@@ -12,6 +12,8 @@
 //!   server left unanswered.
 //! - [`headers`]: which headers pass (A5: everything end-to-end, untouched; hop-by-hop
 //!   ones dropped).
+//! - [`origin_guard`]: which `Host` and `Origin` values the gateway serves (its
+//!   defence against DNS rebinding).
 //! - [`listing`]: the shaper's own `tools/list` before a session's first `tools/call`
 //!   (E8), for both modes.
 //! - [`stateless_catalogs`]: the listings the gateway keeps for stateless requests,
@@ -24,6 +26,7 @@ pub mod gateway;
 pub mod headers;
 pub mod listing;
 pub mod message_headers;
+pub mod origin_guard;
 pub mod shape;
 pub mod sse;
 pub mod stateless_catalogs;

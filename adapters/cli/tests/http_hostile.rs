@@ -1,0 +1,289 @@
+//! SPEC A5 against a hostile client: a web page doing DNS rebinding against a loopback
+//! gateway (`Host: evil.example`, `Origin: http://evil.example`) is refused with `403`
+//! and never reaches the server, while loopback clients and the names the operator
+//! allows are served and the server sees the client's `Host` as `X-Forwarded-Host`;
+//! and a mistyped `--header` never puts its credential in the usage error.
+
+mod http_support;
+
+use std::convert::Infallible;
+use std::process::{Command, Stdio};
+use std::sync::Mutex;
+
+use bytes::Bytes;
+use http::{Method, Request, Response};
+use http_body_util::{BodyExt, Full};
+use http_support::{Http, Reply, Spawned, TestBody, backstop, start_gateway, start_upstream};
+use hyper::body::Incoming;
+use serde_json::{Value, json};
+
+/// The headers of each request the first test's server was sent.
+static SEEN_BY_DEFAULT: Mutex<Vec<Value>> = Mutex::new(Vec::new());
+/// The same, for the test with `--allowed-hosts` / `--allowed-origins`.
+static SEEN_WITH_LISTS: Mutex<Vec<Value>> = Mutex::new(Vec::new());
+/// The same, for the gateway listening on every interface.
+static SEEN_EVERYWHERE: Mutex<Vec<Value>> = Mutex::new(Vec::new());
+
+/// A server that answers every request with an empty result for its id and notes its
+/// headers in `seen`.
+async fn answer(
+    request: Request<Incoming>,
+    seen: &'static Mutex<Vec<Value>>,
+) -> Result<Response<TestBody>, Infallible> {
+    let (parts, body) = request.into_parts();
+    let headers: serde_json::Map<String, Value> = parts
+        .headers
+        .iter()
+        .map(|(name, value)| (name.to_string(), json!(value.to_str().unwrap_or("?"))))
+        .collect();
+    seen.lock().unwrap().push(headers.into());
+    let body = body
+        .collect()
+        .await
+        .map(|b| b.to_bytes())
+        .unwrap_or_default();
+    let id = serde_json::from_slice::<Value>(&body).map_or(Value::Null, |m| m["id"].clone());
+    let reply = json!({"jsonrpc": "2.0", "id": id, "result": {}}).to_string();
+    Ok(Response::builder()
+        .header("content-type", "application/json")
+        .body(
+            Full::new(Bytes::from(reply))
+                .map_err(|never: Infallible| match never {})
+                .boxed(),
+        )
+        .unwrap())
+}
+
+fn server_by_default(
+    request: Request<Incoming>,
+) -> impl Future<Output = Result<Response<TestBody>, Infallible>> + Send {
+    answer(request, &SEEN_BY_DEFAULT)
+}
+
+fn server_with_lists(
+    request: Request<Incoming>,
+) -> impl Future<Output = Result<Response<TestBody>, Infallible>> + Send {
+    answer(request, &SEEN_WITH_LISTS)
+}
+
+fn server_everywhere(
+    request: Request<Incoming>,
+) -> impl Future<Output = Result<Response<TestBody>, Infallible>> + Send {
+    answer(request, &SEEN_EVERYWHERE)
+}
+
+const PING: &str = r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#;
+
+/// POST a ping with these extra headers.
+fn ping(http: &Http, url: &str, extra: &[(&str, &str)]) -> Reply {
+    let mut headers = vec![
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+    ];
+    headers.extend_from_slice(extra);
+    http.send(Method::POST, url, &headers, PING)
+}
+
+/// The `403` of a refused request: a JSON-RPC error without an id naming `header`.
+fn assert_refused(reply: &Reply, header: &str) {
+    assert_eq!(reply.status, 403, "{reply:?}");
+    assert_eq!(
+        reply.header("content-type").as_deref(),
+        Some("application/json")
+    );
+    let error: Value = serde_json::from_slice(&reply.body).expect("a JSON body");
+    assert_eq!(error["id"], Value::Null, "{error}");
+    assert_eq!(error["error"]["code"], -32600, "{error}");
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(message.contains(&format!("{header} header")), "{message}");
+    assert!(message.len() < 300, "{message}");
+}
+
+/// The `host:port` of a gateway's URL.
+fn authority(url: &str) -> &str {
+    url.trim_start_matches("http://").trim_end_matches("/mcp")
+}
+
+#[test]
+fn a5_a_loopback_gateway_refuses_a_rebound_host_or_origin_before_the_server_sees_it() {
+    let (_runtime, upstream) = start_upstream(server_by_default);
+    let (_gateway, url) = start_gateway(&upstream, &[]);
+    let http = Http::new();
+
+    let rebound = ping(
+        &http,
+        &url,
+        &[
+            ("host", "evil.example:1234"),
+            ("origin", "http://evil.example"),
+        ],
+    );
+    assert_refused(&rebound, "Host");
+    let evil_origin = ping(&http, &url, &[("origin", "http://evil.example")]);
+    assert_refused(&evil_origin, "Origin");
+    let evil_host_get = http.send(Method::GET, &url, &[("host", "evil.example")], "");
+    assert_refused(&evil_host_get, "Host");
+    let long_host = format!("{}.example", "a".repeat(4000));
+    let long = ping(&http, &url, &[("host", &long_host)]);
+    assert_refused(&long, "Host");
+    assert!(!String::from_utf8_lossy(&long.body).contains("aaaa"));
+    assert!(
+        SEEN_BY_DEFAULT.lock().unwrap().is_empty(),
+        "a refused request never reaches the server"
+    );
+
+    // A loopback client, from a loopback page or from no page at all, is served; the
+    // server sees the Host it used as X-Forwarded-Host.
+    for (host, origin) in [
+        (authority(&url).to_owned(), None),
+        ("localhost:8808".to_owned(), Some("http://localhost:6274")),
+        ("[::1]:8808".to_owned(), Some("https://127.0.0.1:3000")),
+    ] {
+        let mut extra = vec![("host", host.as_str())];
+        extra.extend(origin.map(|origin| ("origin", origin)));
+        let served = ping(&http, &url, &extra);
+        assert_eq!(served.status, 200, "{host} {origin:?}: {served:?}");
+        assert_eq!(served.response()["id"], 7);
+        let seen = SEEN_BY_DEFAULT
+            .lock()
+            .unwrap()
+            .pop()
+            .expect("the server saw it");
+        assert_eq!(seen["x-forwarded-host"], host.as_str(), "{seen}");
+        assert_ne!(
+            seen["host"],
+            host.as_str(),
+            "Host is the server's own: {seen}"
+        );
+    }
+    // Without a Host of its own, the client's X-Forwarded-Host is not believed.
+    let made_up = ping(&http, &url, &[("x-forwarded-host", "made-up.example")]);
+    assert_eq!(made_up.status, 200);
+    let seen = SEEN_BY_DEFAULT.lock().unwrap().pop().unwrap();
+    assert_eq!(seen["x-forwarded-host"], authority(&url), "{seen}");
+}
+
+#[test]
+fn a5_allowed_hosts_and_origins_admit_the_names_given() {
+    let (_runtime, upstream) = start_upstream(server_with_lists);
+    let (_gateway, url) = start_gateway(
+        &upstream,
+        &[
+            "--allowed-hosts",
+            "mcp.example.com,10.0.0.5:8808",
+            "--allowed-origins",
+            "https://app.example.com",
+        ],
+    );
+    let http = Http::new();
+    let named = ping(
+        &http,
+        &url,
+        &[
+            ("host", "mcp.example.com:8808"),
+            ("origin", "https://app.example.com"),
+        ],
+    );
+    assert_eq!(named.status, 200, "{named:?}");
+    let seen = SEEN_WITH_LISTS.lock().unwrap().pop().unwrap();
+    assert_eq!(seen["x-forwarded-host"], "mcp.example.com:8808");
+    assert_eq!(
+        seen["origin"], "https://app.example.com",
+        "Origin passes untouched"
+    );
+    // Loopback names are still served on a loopback address.
+    assert_eq!(
+        ping(&http, &url, &[("origin", "http://localhost:6274")]).status,
+        200
+    );
+
+    assert_refused(&ping(&http, &url, &[("host", "10.0.0.5:8809")]), "Host");
+    assert_refused(&ping(&http, &url, &[("host", "evil.example")]), "Host");
+    assert_refused(
+        &ping(
+            &http,
+            &url,
+            &[
+                ("host", "mcp.example.com"),
+                ("origin", "http://app.example.com"),
+            ],
+        ),
+        "Origin",
+    );
+    assert_eq!(
+        SEEN_WITH_LISTS.lock().unwrap().len(),
+        1,
+        "only the two served"
+    );
+}
+
+#[test]
+fn a5_a_gateway_on_every_interface_serves_any_host_unless_told() {
+    let (_runtime, upstream) = start_upstream(server_everywhere);
+    let port = http_support::free_port();
+    let mut child = Command::new(backstop())
+        .args(["gateway", "--quiet", "--listen"])
+        .arg(format!("0.0.0.0:{port}"))
+        .args(["--upstream", &upstream])
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    http_support::wait_for_port(port, &mut child);
+    let _gateway = Spawned(child);
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let reply = ping(
+        &Http::new(),
+        &url,
+        &[
+            ("host", "mcp.example.com"),
+            ("origin", "https://app.example.com"),
+        ],
+    );
+    assert_eq!(reply.status, 200, "{reply:?}");
+    assert_eq!(
+        SEEN_EVERYWHERE.lock().unwrap()[0]["x-forwarded-host"],
+        "mcp.example.com"
+    );
+}
+
+#[test]
+fn a_mistyped_header_is_refused_without_repeating_its_credential() {
+    for typo in [
+        "Authorization Bearer tok-123",
+        "Bearer tok-123:x",
+        "tok-123",
+        "Authorization: Bearer tok-123\u{7}",
+    ] {
+        let output = Command::new(backstop())
+            .args(["proxy", "--url", "http://127.0.0.1:9/mcp", "--header", typo])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{typo:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!stderr.contains("tok-123"), "{typo:?}: {stderr}");
+        assert!(stderr.contains("--header"), "{stderr}");
+        if !typo.starts_with("Authorization:") {
+            assert!(stderr.contains("expected `Name: value`"), "{stderr}");
+        } else {
+            assert!(stderr.contains("header `authorization`"), "{stderr}");
+        }
+    }
+    // Its `--header` left out, or misspelt: clap's "unexpected argument" error.
+    for arguments in [
+        &["Authorization: Bearer tok-123"][..],
+        &["--heder=Authorization: Bearer tok-123"],
+        &["--heder", "Authorization: Bearer tok-123"],
+    ] {
+        let output = Command::new(backstop())
+            .args(["proxy", "--url", "http://127.0.0.1:9/mcp"])
+            .args(arguments)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(output.status.code(), Some(2), "{arguments:?}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(!stderr.contains("tok-123"), "{arguments:?}: {stderr}");
+        assert!(stderr.contains("unexpected argument"), "{stderr}");
+    }
+}
