@@ -133,15 +133,15 @@ impl SessionMachine {
         Ok(())
     }
 
-    /// client_request(id, method, *, tool=None, arguments=(), meta=None, handshake=None, may_send=True) -> dict | None
+    /// client_request(id, method, *, tool=None, arguments=(), task_id=None, meta=None, handshake=None, may_send=True) -> dict | None
     /// --
     ///
     /// A request of a client: `tool` and the names of its `arguments` (a
-    /// `tools/call`), its `params._meta`, and the `initialize` params of its session
+    /// `tools/call`), `task_id` (a `tasks/*` request's `taskId`), its `params._meta`, and the `initialize` params of its session
     /// (`{"protocolVersion", "clientInfo"}`). Returns the request backstop makes first
     /// (`{"method": "tools/list", "params": {...}}`: list the server's tools, then hand
     /// the page to `own_listing_answer`), or None.
-    #[pyo3(signature = (id, method, *, tool=None, arguments=None, meta=None, handshake=None, may_send=true))]
+    #[pyo3(signature = (id, method, *, tool=None, arguments=None, task_id=None, meta=None, handshake=None, may_send=true))]
     #[allow(clippy::too_many_arguments)] // the keyword arguments of one request
     fn client_request<'py>(
         &mut self,
@@ -150,6 +150,7 @@ impl SessionMachine {
         method: &str,
         tool: Option<String>,
         arguments: Option<Vec<String>>,
+        task_id: Option<String>,
         meta: Option<&Bound<'py, PyAny>>,
         handshake: Option<&Bound<'py, PyAny>>,
         may_send: bool,
@@ -162,6 +163,7 @@ impl SessionMachine {
                     .map(|handshake| Session::from_initialize(&Value::Object(handshake))),
             );
         request.tool = tool;
+        request.task_id = task_id;
         let own = self.inner.client_request(request, may_send, Instant::now());
         own_request(py, own)
     }

@@ -428,9 +428,11 @@ class _Driver(Middleware):
             if sent is None:
                 raise
             return sent
-        # Only complete results: input-required asks and task acknowledgements are
-        # other types and pass untouched (L1).
+        # Only complete results are shaped: input-required asks and task handles are
+        # other types and pass untouched (L1); the machine learns a task's handle, to
+        # shape the task's state when `tasks/get` reads it.
         if type(result) is not ToolResult:
+            self._hand_over(request, result)
             return result
         try:
             decided = self._machine.server_result(request, _result_dict(result))
@@ -510,6 +512,52 @@ class _Driver(Middleware):
             decided = self._machine.server_failure(request, failure)
         return self._send(context, name, exc, decided, failure)
 
+    def _hand_over(self, request: int, result: Any) -> None:
+        """A result of another kind than ``ToolResult``, handed to the machine as wire
+        data: it learns a task's handle from it (2026-07-28 tasks extension)."""
+        try:
+            dumped = result.model_dump(by_alias=True, exclude_none=True, mode="json")
+        except Exception:
+            return
+        if isinstance(dumped, dict):
+            self._machine.server_response(request, dumped)
+
+    async def _task_state(
+        self,
+        context: MiddlewareContext[Any],
+        call_next: CallNext[Any, Any],
+    ) -> Any:
+        """``tasks/get`` (2026-07-28 tasks extension): the task's state with the outcome
+        of the call that created it shaped as that call's (L1, E11)."""
+        message = context.message  # the params as sent (a dict), or a model of them
+        if isinstance(message, dict):
+            task_id, meta = message.get("taskId"), message.get("_meta")
+        else:
+            task_id, meta = getattr(message, "task_id", None), _request_meta(message)
+        request = next(self._ids)
+        try:
+            self._machine.client_request(
+                request,
+                "tasks/get",
+                task_id=task_id if isinstance(task_id, str) else None,
+                meta=meta if isinstance(meta, dict) and meta else None,
+                handshake=_handshake(context),
+                may_send=False,
+            )
+            state = await call_next(context)
+            if isinstance(state, dict):
+                dumped = state
+            else:
+                try:
+                    dumped = state.model_dump(by_alias=True, exclude_none=True, mode="json")
+                except Exception:
+                    return state
+            decided = self._machine.server_response(request, dumped)
+            sent = self._report(context, "tasks/get", None, decided)
+            return state if sent is None else sent
+        finally:
+            self._machine.forget(request)
+
     def _send(
         self,
         context: MiddlewareContext[Any],
@@ -520,6 +568,19 @@ class _Driver(Middleware):
     ) -> ToolResult | None:
         """The machine's answer translated back for fastmcp: the result to send, None
         to send the tool's own outcome as it is, or the protocol error raised (E8)."""
+        sent = self._report(context, name, exc, decided, failure)
+        return None if sent is None else _tool_result(sent)
+
+    def _report(
+        self,
+        context: MiddlewareContext[Any],
+        name: str,
+        exc: BaseException | None,
+        decided: tuple[Any, Any, Any],
+        failure: dict[str, Any] | None = None,
+    ) -> dict[str, Any] | None:
+        """Log what the machine recorded and cut: the data it sends instead (None: the
+        answer as it is), or the protocol error raised (E8)."""
         sent, error, truncation = decided
         for record in self._machine.take_log_records():
             self._record(record, exc, context, failure.get("log_level") if failure else None)
@@ -538,7 +599,7 @@ class _Driver(Middleware):
                 truncation["dropped_bytes"],
                 truncation["original_bytes"],
             )
-        return _tool_result(sent)
+        return sent
 
     async def on_request(
         self,
@@ -546,6 +607,8 @@ class _Driver(Middleware):
         call_next: CallNext[Any, Any],
     ) -> Any:
         try:
+            if context.method == "tasks/get":
+                return await self._task_state(context, call_next)
             return await call_next(context)
         except _ProtocolError:
             raise
