@@ -85,6 +85,7 @@ class SessionMachine:
         *,
         tool: str | None = None,
         arguments: list[str] | None = None,
+        task_id: str | None = None,
         meta: dict[str, Any] | None = None,
         handshake: dict[str, Any] | None = None,
         may_send: bool = True,
