@@ -3,13 +3,19 @@
 //! `tests/peers/`; `tests/peers/servers/typescript_v2_http_server.mjs`), which
 //! refuses a POST whose `Mcp-Method`, `Mcp-Name` or `MCP-Protocol-Version` disagree
 //! with its body (HTTP 400, `-32020`). Stateless requests, each carrying its revision
-//! in `_meta`, through `backstop proxy --url` and `backstop gateway`. Locally, without
-//! node or the npm peers, skipped with a message; with `CI=true` a failure.
+//! in `_meta`, through `backstop proxy --url` and `backstop gateway`; and the SDK's own
+//! client (`@modelcontextprotocol/client` 2.4.0,
+//! `tests/peers/clients/typescript_v2_client.mjs`), which rejects a result it cannot
+//! validate, under 2026-07-28 and 2025-11-25, over Streamable HTTP to the gateway and
+//! over stdio to `proxy --url`. Locally, without node or the npm peers, skipped with a
+//! message; with `CI=true` a failure.
 
 mod http_support;
 
+use std::process::Command;
+
 use http::Method;
-use http_support::{Http, UrlProxy, start_gateway, stateless_call};
+use http_support::{Http, UrlProxy, backstop, start_gateway, stateless_call};
 use serde_json::{Value, json};
 
 const CAP: usize = 2000;
@@ -115,4 +121,117 @@ fn a5_the_gateway_s_own_listing_has_its_own_headers() {
     );
     let echo = post(&call(2, "echo", json!({"text": "hi"})), "echo");
     assert_eq!(echo.response()["result"]["content"][0]["text"], "hi");
+}
+
+/// The TypeScript SDK 2.x client under `revision`, connected by `transport` (`http URL`
+/// or `stdio COMMAND ARGS…`), making `calls`: what it accepted or threw, per call.
+fn typescript_client(revision: &str, transport: &[&str], calls: &Value) -> Vec<Value> {
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/peers/clients/typescript_v2_client.mjs"
+    );
+    let output = Command::new("node")
+        .arg(script)
+        .arg(revision)
+        .args(transport)
+        .env("BACKSTOP_CALLS", calls.to_string())
+        .output()
+        .expect("node runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let printed: Value = serde_json::from_str(stdout.trim()).expect("one JSON line");
+    printed["calls"].as_array().unwrap().clone()
+}
+
+/// What the SDK client must have accepted from backstop, per call of
+/// [`client_calls`].
+fn check_client_calls(answers: &[Value], revision: &str) {
+    // L1, R4: a result backstop rewrote is valid for the revision (on 2026-07-28 the
+    // SDK rejects one without `resultType`), cut, its tail kept.
+    let big = &answers[0]["result"];
+    let text = big["content"][0]["text"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{revision}: {answers:?}"));
+    assert!(
+        text.starts_with("[... truncated "),
+        "{revision}: {text:.200}"
+    );
+    assert!(text.ends_with("PROMPT $"), "{revision}: {text:.200}");
+    assert!(
+        big["_meta"]["backstop/truncation"].is_object(),
+        "{revision}: {big}"
+    );
+    // E1: the failure the model reads.
+    assert_eq!(
+        answers[1]["result"]["content"],
+        json!([{"type": "text", "text": "Pane not found: %5"}]),
+        "{revision}: {answers:?}"
+    );
+    assert_eq!(answers[1]["result"]["isError"], true);
+    // E8: an unknown tool is a protocol error with the hint (the SDK throws it).
+    assert_eq!(
+        answers[2]["thrown"]["code"], -32602,
+        "{revision}: {answers:?}"
+    );
+    assert_eq!(
+        answers[2]["thrown"]["data"]["suggestion"],
+        "Did you mean 'echo'?"
+    );
+}
+
+fn client_calls() -> Value {
+    json!([
+        ["big", {"lines": 3000}],
+        ["fail", {"message": "Pane not found: %5"}],
+        ["ecoh", {"text": "hi"}],
+    ])
+}
+
+#[test]
+fn r4_the_typescript_sdk_2_client_accepts_what_the_gateway_builds() {
+    let Some((_server, upstream)) =
+        server_or_skip("r4_the_typescript_sdk_2_client_accepts_what_the_gateway_builds")
+    else {
+        return;
+    };
+    let (_gateway, url) = start_gateway(&upstream, &["--max-bytes", &CAP.to_string()]);
+    for revision in ["2026-07-28", "2025-11-25"] {
+        let direct = typescript_client(revision, &["http", &upstream], &client_calls());
+        let big = direct[0]["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(
+            big.len() > CAP,
+            "{revision}: the server's own result is over the cap"
+        );
+        let answers = typescript_client(revision, &["http", &url], &client_calls());
+        check_client_calls(&answers, revision);
+    }
+}
+
+#[test]
+fn r4_the_typescript_sdk_2_client_accepts_what_proxy_url_builds() {
+    let Some((_server, upstream)) =
+        server_or_skip("r4_the_typescript_sdk_2_client_accepts_what_proxy_url_builds")
+    else {
+        return;
+    };
+    let backstop = backstop();
+    let cap = CAP.to_string();
+    let proxy = [
+        "stdio",
+        backstop.to_str().unwrap(),
+        "proxy",
+        "--quiet",
+        "--max-bytes",
+        &cap,
+        "--url",
+        &upstream,
+    ];
+    for revision in ["2026-07-28", "2025-11-25"] {
+        let answers = typescript_client(revision, &proxy, &client_calls());
+        check_client_calls(&answers, revision);
+    }
 }

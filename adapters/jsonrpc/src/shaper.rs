@@ -243,6 +243,12 @@ impl Shaper {
         self.machine.set_catalog(catalog);
     }
 
+    /// Shape a request outside any session (see
+    /// [`SessionMachine::set_outside_session`]).
+    pub fn set_outside_session(&mut self) {
+        self.machine.set_outside_session();
+    }
+
     /// The requests not answered yet.
     ///
     /// ```

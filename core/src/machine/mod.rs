@@ -235,6 +235,7 @@ pub struct SessionMachine {
     log: VecDeque<LogRecord>,
     counts: ErrorCounts,
     in_process: bool,
+    outside_session: bool,
     strict: bool,
     server_stamp: Option<Value>,
 }
@@ -265,6 +266,7 @@ impl SessionMachine {
             log: VecDeque::new(),
             counts: ErrorCounts::new(),
             in_process: false,
+            outside_session: false,
             strict: false,
             server_stamp: None,
         }
@@ -290,6 +292,26 @@ impl SessionMachine {
     pub fn in_process(mut self) -> Self {
         self.in_process = true;
         self
+    }
+
+    /// This machine for a request outside any session (a gateway's request without
+    /// `Mcp-Session-Id`): the server took it without a handshake of its own, so it
+    /// takes backstop's listing so too, with the request's revision in `_meta` when it
+    /// has one (2026-07-28) and none when it has none (a 2025 client of a stateless
+    /// server). E8 and L15 need the listing (R5).
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use backstop_core::machine::{ClientRequest, RequestId, SessionMachine};
+    /// let call = || ClientRequest::new(RequestId::Number("1".into()), "1", "tools/call").tool("echo");
+    /// assert!(SessionMachine::default().client_request(call(), true, Instant::now()).is_none(), "no handshake seen");
+    /// let mut machine = SessionMachine::default();
+    /// machine.set_outside_session();
+    /// let own = machine.client_request(call(), true, Instant::now()).expect("E8, R5");
+    /// assert_eq!(own.to_json(), r#"{"jsonrpc":"2.0","id":"backstop/tools/list#1","method":"tools/list"}"#);
+    /// ```
+    pub fn set_outside_session(&mut self) {
+        self.outside_session = true;
     }
 
     /// Strict mode (V6, off by default): [`before_running`](Self::before_running)
@@ -438,7 +460,9 @@ impl SessionMachine {
             self.listing.tools_changed(); // a failed listing is tried again
         }
         let listable = match self.lifecycle {
-            _ if self.in_process => Some(stateless_meta(request.meta.as_ref())),
+            _ if self.in_process || self.outside_session => {
+                Some(stateless_meta(request.meta.as_ref()))
+            }
             Lifecycle {
                 initialize: false, ..
             } => stateless_meta(request.meta.as_ref()).map(Some),

@@ -297,7 +297,9 @@ fn failed(
 ///
 /// A request without a session (2026-07-28, stateless) has a shaper of its own for
 /// that one request, which starts from the listing kept for its credential (R5,
-/// [`super::stateless_catalogs`]); a listing it makes is kept for the next.
+/// [`super::stateless_catalogs`]), and lists as the server took the request — without
+/// a handshake (a 2025 client of a stateless server sends its `initialize` and its
+/// call in separate requests); a listing it makes is kept for the next.
 async fn see_client_body(
     gateway: &Gateway,
     shaping: &Shaping,
@@ -306,6 +308,9 @@ async fn see_client_body(
     body: &[u8],
 ) {
     let credential = headers.get(header::AUTHORIZATION);
+    if !in_session {
+        shaping.set_outside_session();
+    }
     if !in_session && let Some(catalog) = gateway.catalogs.for_request(credential, Instant::now()) {
         shaping.set_catalog(catalog);
     }

@@ -60,6 +60,12 @@ impl Shaping {
         lock(&self.shaper).set_catalog(catalog);
     }
 
+    /// A request outside any session: the server takes backstop's listing without a
+    /// handshake, as it took the request (R5, E8).
+    pub fn set_outside_session(&self) {
+        lock(&self.shaper).set_outside_session();
+    }
+
     /// The session's listing, when it is complete.
     pub fn complete_catalog(&self) -> Option<ToolCatalog> {
         let shaper = lock(&self.shaper);
