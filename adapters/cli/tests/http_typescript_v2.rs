@@ -123,6 +123,42 @@ fn a5_the_gateway_s_own_listing_has_its_own_headers() {
     assert_eq!(echo.response()["result"]["content"][0]["text"], "hi");
 }
 
+#[test]
+fn a5_proxy_url_mirrors_the_arguments_a_tool_marks_for_headers() {
+    let Some((_server, upstream)) =
+        server_or_skip("a5_proxy_url_mirrors_the_arguments_a_tool_marks_for_headers")
+    else {
+        return;
+    };
+    // Without `Mcp-Param-Region` the SDK refuses the call (SEP-2243).
+    let http = Http::new();
+    let direct = http.send(
+        Method::POST,
+        &upstream,
+        &[
+            ("content-type", "application/json"),
+            ("accept", "application/json, text/event-stream"),
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "tools/call"),
+            ("mcp-name", "regional"),
+        ],
+        &call(1, "regional", json!({"region": "eu-west-1"})),
+    );
+    assert_eq!(direct.response()["error"]["code"], -32020, "{direct:?}");
+    // `proxy --url` lists the tools first (E8) and mirrors the marked argument, as
+    // itself or, when it is not plain ASCII, as `=?base64?…?=`.
+    let mut proxy = UrlProxy::start(&upstream, &[]);
+    for (id, region) in [(1, "eu-west-1"), (2, "Zürich"), (3, " padded ")] {
+        proxy.send(&call(id, "regional", json!({"region": region})));
+        let answer = proxy.until_response(id).pop().unwrap();
+        assert_eq!(
+            answer["result"]["content"][0]["text"],
+            format!("served in {region}"),
+            "{answer}"
+        );
+    }
+}
+
 /// The TypeScript SDK 2.x client under `revision`, connected by `transport` (`http URL`
 /// or `stdio COMMAND ARGS…`), making `calls`: what it accepted or threw, per call.
 fn typescript_client(revision: &str, transport: &[&str], calls: &Value) -> Vec<Value> {

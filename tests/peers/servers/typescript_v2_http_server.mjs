@@ -5,7 +5,9 @@
 //     node typescript_v2_http_server.mjs PORT
 //
 // Its tools: `echo` (returns `text`), `big` (`lines` lines of output, then a prompt),
-// `fail` (throws `message`). It is served with the SDK's own `createMcpHandler` (its
+// `fail` (throws `message`), `regional` (its `region` declared `x-mcp-header: Region`,
+// so the SDK requires an `Mcp-Param-Region` header that agrees with it). It is served
+// with the SDK's own `createMcpHandler` (its
 // web-standard `fetch` face, wrapped here in `node:http` without another package), so
 // what it checks — the 2026-07-28 headers `Mcp-Method`, `Mcp-Name` and
 // `MCP-Protocol-Version` against the body — is the SDK's, not ours.
@@ -37,6 +39,14 @@ const factory = () => {
     async ({ lines }) => ({
       content: [{ type: "text", text: "line of output\n".repeat(lines) + "PROMPT $" }],
     }),
+  );
+  server.registerTool(
+    "regional",
+    {
+      description: "Say the region, which SEP-2243 mirrors into the Mcp-Param-Region header.",
+      inputSchema: z.object({ region: z.string().meta({ "x-mcp-header": "Region" }) }),
+    },
+    async ({ region }) => ({ content: [{ type: "text", text: `served in ${region}` }] }),
   );
   server.registerTool(
     "fail",

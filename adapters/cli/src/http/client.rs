@@ -46,7 +46,7 @@ use super::headers::{
     PROTOCOL_VERSION, SESSION_ID, is_event_stream, is_json_content, set_post_headers,
 };
 use super::listing::list_first;
-use super::message_headers::mirror_message;
+use super::message_headers::{mirror_arguments, mirror_message};
 use super::shape::{BodyShaper, EventShaper, Out, QueueSink, Queued};
 use super::upstream::{Upstream, UpstreamFailure};
 use super::{Options, Shaping, has_method, is_json, is_long_lived, lock, request_ids};
@@ -286,6 +286,8 @@ impl Session {
         let mut request = self.request(Method::POST, body);
         set_post_headers(request.headers_mut());
         mirror_message(request.headers_mut(), &sent);
+        let schema = self.shaping.called_tool_schema(&sent);
+        mirror_arguments(request.headers_mut(), &sent, schema.as_ref());
         let response = match self.upstream.send(request).await {
             Ok(response) => response,
             Err(failure) => return self.fail(&ids, &failure).await,

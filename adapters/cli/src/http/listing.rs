@@ -26,9 +26,11 @@
 
 use backstop_core::call::ToolCatalog;
 use backstop_jsonrpc::Route;
+use backstop_jsonrpc::message::Envelope;
 use bytes::Bytes;
 use http::{HeaderMap, Method, Request};
 use http_body_util::Full;
+use serde_json::Value;
 
 use super::headers::{is_event_stream, set_post_headers};
 use super::message_headers::mirror_message;
@@ -64,6 +66,18 @@ impl Shaping {
     /// handshake, as it took the request (R5, E8).
     pub fn set_outside_session(&self) {
         lock(&self.shaper).set_outside_session();
+    }
+
+    /// The input schema of the tool `body` calls, when it is a `tools/call` of a tool
+    /// the listing knows: what its `Mcp-Param-*` headers come from
+    /// ([`super::message_headers::mirror_arguments`]).
+    pub fn called_tool_schema(&self, body: &[u8]) -> Option<Value> {
+        let envelope = Envelope::parse(body)?;
+        if envelope.method.as_deref() != Some("tools/call") {
+            return None;
+        }
+        let name = envelope.params().name?;
+        lock(&self.shaper).catalog().input_schema(&name).cloned()
     }
 
     /// The session's listing, when it is complete.

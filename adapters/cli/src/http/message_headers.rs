@@ -9,6 +9,10 @@
 //!   (`io.modelcontextprotocol/protocolVersion`), which a 2026-07-28 server requires
 //!   to agree with the body (else HTTP 400 with `-32020`).
 //!
+//! And on a `tools/call` of `proxy --url`, `Mcp-Param-{Name}` for each argument the
+//! tool's input schema marks with `x-mcp-header` ([`mirror_arguments`];
+//! [`backstop_core::param_headers`] says which).
+//!
 //! Each is set from the body being sent, never copied from another message: the
 //! shaper's own listing, made for a `tools/call`, says `Mcp-Method: tools/list` and
 //! has no `Mcp-Name`. A value that is not printable ASCII, has whitespace at either
@@ -26,10 +30,11 @@
 //! ```
 
 use backstop_core::PROTOCOL_VERSION_META_KEY;
+use backstop_core::param_headers::{HEADER_PREFIX, declares_headers, param_headers};
 use backstop_jsonrpc::message::Envelope;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use http::{HeaderMap, HeaderValue};
+use http::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 
 use super::headers::PROTOCOL_VERSION;
@@ -47,6 +52,14 @@ pub const NAME: &str = "mcp-name";
 pub fn mirror_message(headers: &mut HeaderMap, body: &[u8]) {
     headers.remove(METHOD);
     headers.remove(NAME);
+    let params: Vec<_> = headers
+        .keys()
+        .filter(|name| is_param_header(name.as_str()))
+        .cloned()
+        .collect();
+    for name in params {
+        headers.remove(name);
+    }
     let Some(envelope) = Envelope::parse(body) else {
         return;
     };
@@ -73,6 +86,48 @@ pub fn mirror_message(headers: &mut HeaderMap, body: &[u8]) {
     if let Some(revision) = revision {
         headers.insert(PROTOCOL_VERSION, revision);
     }
+}
+
+/// Set `Mcp-Param-{Name}` on `headers` for the arguments of `body`, a `tools/call` of a
+/// tool whose input schema is `input_schema`, that the schema marks (SEP-2243; see
+/// [`backstop_core::param_headers`]). The body is read only when the schema marks one.
+///
+/// ```
+/// use http::HeaderMap;
+/// let schema = serde_json::json!({"properties": {"region": {"x-mcp-header": "Region"}}});
+/// let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"q","arguments":{"region":"us"}}}"#;
+/// let mut headers = HeaderMap::new();
+/// backstop::http::message_headers::mirror_arguments(&mut headers, call, Some(&schema));
+/// assert_eq!(headers["mcp-param-region"], "us");
+/// ```
+pub fn mirror_arguments(headers: &mut HeaderMap, body: &[u8], input_schema: Option<&Value>) {
+    let Some(schema) = input_schema.filter(|schema| declares_headers(schema)) else {
+        return;
+    };
+    let Ok(message) = serde_json::from_slice::<Value>(body) else {
+        return;
+    };
+    if message.get("method").and_then(Value::as_str) != Some("tools/call") {
+        return;
+    }
+    let Some(arguments) = message
+        .get("params")
+        .and_then(|params| params.get("arguments"))
+        .and_then(Value::as_object)
+    else {
+        return;
+    };
+    for (name, value) in param_headers(schema, arguments) {
+        if let Ok(name) = HeaderName::try_from(format!("{HEADER_PREFIX}{name}")) {
+            headers.insert(name, encoded(&value));
+        }
+    }
+}
+
+/// Whether `name` (lowercase, as `http` keeps it) is an `Mcp-Param-*` header.
+fn is_param_header(name: &str) -> bool {
+    name.len() > HEADER_PREFIX.len()
+        && name.as_bytes()[..HEADER_PREFIX.len()].eq_ignore_ascii_case(HEADER_PREFIX.as_bytes())
 }
 
 /// A header value for `text`: as it is when it is printable ASCII without whitespace
@@ -152,6 +207,24 @@ mod tests {
                 "{body}"
             );
         }
+    }
+
+    #[test]
+    fn a5_a_call_s_param_headers_never_ride_on_another_message() {
+        let mut headers = HeaderMap::new();
+        headers.insert("mcp-param-region", HeaderValue::from_static("eu"));
+        headers.insert("mcp-parameter", HeaderValue::from_static("kept"));
+        mirror_message(&mut headers, br#"{"method":"tools/list"}"#);
+        assert!(headers.get("mcp-param-region").is_none());
+        assert_eq!(headers["mcp-parameter"], "kept", "not in the namespace");
+        let schema = serde_json::json!({"properties": {"region": {"x-mcp-header": "Region"}}});
+        let listing = br#"{"method":"tools/list","params":{"arguments":{"region":"eu"}}}"#;
+        mirror_arguments(&mut headers, listing, Some(&schema));
+        assert!(headers.get("mcp-param-region").is_none(), "a call's only");
+        let call =
+            r#"{"method":"tools/call","params":{"name":"q","arguments":{"region":"Zürich"}}}"#;
+        mirror_arguments(&mut headers, call.as_bytes(), Some(&schema));
+        assert_eq!(headers["mcp-param-region"], "=?base64?WsO8cmljaA==?=");
     }
 
     #[test]
