@@ -287,3 +287,47 @@ fn a_mistyped_header_is_refused_without_repeating_its_credential() {
         assert!(stderr.contains("unexpected argument"), "{stderr}");
     }
 }
+
+/// Issue 20: a session id nobody issued makes no state. A flood of invented ids, many
+/// more than `--max-sessions`, is answered by the upstream (404) and leaves the real
+/// session's state — its catalog, its handshake — in place: a misspelt tool still gets
+/// E8's hint, which a session whose state was evicted (a machine that never saw its
+/// handshake makes no listing) loses.
+#[test]
+fn invented_session_ids_evict_no_real_session_s_state() {
+    let Some(bin) =
+        http_support::everything_or_skip("invented_session_ids_evict_no_real_session_s_state")
+    else {
+        return;
+    };
+    let (_server, upstream) = http_support::start_everything(&bin);
+    let (_gateway, url) = start_gateway(&upstream, &["--max-sessions", "4"]);
+    let http = Http::new();
+    let (session, _) = http.initialize(&url);
+    let misspelt = |id: u32| {
+        let call = http_support::call(id, "ecoh", json!({"message": "hi"}));
+        http.post(&url, Some(&session), &call).response()
+    };
+    let before = misspelt(1);
+    assert_eq!(
+        before["error"]["data"]["suggestion"], "Did you mean 'echo'?",
+        "{before}"
+    );
+    for n in 0..40 {
+        let invented = format!("invented-{n}");
+        let reply = http.post(
+            &url,
+            Some(&invented),
+            &http_support::call(100 + n, "echo", json!({"message": "x"})),
+        );
+        assert!(
+            reply.status.is_client_error(),
+            "the upstream knows no such session: {reply:?}"
+        );
+    }
+    let after = misspelt(2);
+    assert_eq!(
+        after["error"]["data"]["suggestion"], "Did you mean 'echo'?",
+        "{after}"
+    );
+}

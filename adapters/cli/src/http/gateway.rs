@@ -134,17 +134,19 @@ impl Gateway {
         ))
     }
 
-    /// The state of session `id`, made if it is not kept (begun elsewhere, or expired).
-    fn session(&self, id: &str) -> Arc<Shaping> {
-        let now = Instant::now();
+    /// The state of session `id` and whether it is kept; made anew when it is not (a
+    /// session begun elsewhere, expired, or an id nobody issued), to be kept only once
+    /// the upstream has served a request of it: an invented id makes no state, and a
+    /// flood of them evicts no real session's.
+    fn session(&self, id: &str) -> (Arc<Shaping>, bool) {
         let mut sessions = lock(&self.sessions);
-        if let Some(entry) = sessions.get_mut(id) {
-            entry.used = now;
-            return Arc::clone(&entry.shaping);
+        match sessions.get_mut(id) {
+            Some(entry) => {
+                entry.used = Instant::now();
+                (Arc::clone(&entry.shaping), true)
+            }
+            None => (self.fresh(), false),
         }
-        let shaping = self.fresh();
-        self.keep(&mut sessions, id, Arc::clone(&shaping), now);
-        shaping
     }
 
     /// Keep `shaping` as session `id`'s, within the bounds.
@@ -367,9 +369,9 @@ async fn handle(gateway: &Gateway, listen: IpAddr, request: Request<Incoming>) -
         .get(SESSION_ID)
         .and_then(|value| value.to_str().ok())
         .map(str::to_owned);
-    let shaping = match &session_id {
+    let (shaping, kept) = match &session_id {
         Some(id) => gateway.session(id),
-        None => gateway.fresh(),
+        None => (gateway.fresh(), false),
     };
     let ids = if parts.method == Method::POST {
         see_client_body(
@@ -410,9 +412,12 @@ async fn handle(gateway: &Gateway, listen: IpAddr, request: Request<Incoming>) -
     if !status.is_success() || !matches!(parts.method, Method::POST | Method::GET) {
         return Response::from_parts(head, body.boxed());
     }
-    if session_id.is_none()
-        && let Some(id) = head.headers.get(SESSION_ID).and_then(|v| v.to_str().ok())
-    {
+    // The upstream issued this id, or served a request of one it knows.
+    let served = match &session_id {
+        None => head.headers.get(SESSION_ID).and_then(|v| v.to_str().ok()),
+        Some(id) => (!kept).then_some(id.as_str()),
+    };
+    if let Some(id) = served {
         let mut sessions = lock(&gateway.sessions);
         gateway.keep(&mut sessions, id, Arc::clone(&shaping), Instant::now());
     }
