@@ -16,7 +16,10 @@
 //! `resources/read` answers `-32602` with `data.uri` (the 2026-07-28 way); a batch is
 //! answered with a batch. `FIXTURE_TOOLS_LIST` changes how `tools/list` is answered
 //! (comma-separated): `paged` in two pages (`nextCursor`), `late` (its first page) after
-//! the next request's answer, `error` with `-32603`, `never` not at all. Run:
+//! the next request's answer, `error` with `-32603`, `never` not at all. SIGINT and
+//! SIGTERM end it as their default actions do, even when it was started with them
+//! ignored (a background job of a shell without job control inherits SIGINT ignored;
+//! the proxy's signal test would then wait forever). Run:
 //! `cargo run -p backstop --example fixture_server`.
 
 use std::io::{self, BufRead, Write};
@@ -32,7 +35,20 @@ struct Listing {
     never: bool,
 }
 
+/// SIGINT and SIGTERM, whatever this process inherited for them, end it by their
+/// default action (a thread of their own catches them and raises them again so).
+fn die_of_interrupt_and_termination() {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let mut signals = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]).expect("signals");
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            let _ = signal_hook::low_level::emulate_default_handler(signal);
+        }
+    });
+}
+
 fn main() {
+    die_of_interrupt_and_termination();
     eprintln!("fixture_server: ready");
     let options = std::env::var("FIXTURE_TOOLS_LIST").unwrap_or_default();
     let listing = Listing {
