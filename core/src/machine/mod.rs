@@ -1259,6 +1259,66 @@ mod tests {
     }
 
     #[test]
+    fn r5_a_request_outside_any_session_lists_without_a_handshake() {
+        let now = Instant::now();
+        let mut machine = SessionMachine::default();
+        assert!(
+            machine.client_request(call(1, "t"), true, now).is_none(),
+            "no handshake seen"
+        );
+        let mut outside = SessionMachine::default();
+        outside.set_outside_session();
+        let own = outside
+            .client_request(call(2, "t"), true, now)
+            .expect("E8, R5");
+        assert_eq!(
+            (own.method, own.params.is_empty()),
+            ("tools/list", true),
+            "a 2025 request: no _meta"
+        );
+        let mut newer = SessionMachine::default();
+        newer.set_outside_session();
+        let meta =
+            json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "progressToken": 1});
+        let own = newer
+            .client_request(call(3, "t").meta(meta.as_object().cloned()), true, now)
+            .expect("E8, R5");
+        assert_eq!(
+            own.params["_meta"],
+            json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"})
+        );
+    }
+
+    #[test]
+    fn e8_only_a_tools_call_starts_a_listing_not_a_task_s_result() {
+        // A session ready for backstop's listing, whose catalog is incomplete.
+        let now = Instant::now();
+        let mut machine = SessionMachine::default();
+        machine.client_request(ClientRequest::new(id(0), "0", "initialize"), true, now);
+        respond(
+            &mut machine,
+            0,
+            Response::Result(json!({"protocolVersion": "2025-11-25"})),
+        );
+        machine.client_notification("notifications/initialized", None);
+        machine.client_request(call(1, "research"), false, now);
+        let handle = json!({"task": {"taskId": "t-1", "status": "working"}});
+        respond(&mut machine, 1, Response::Result(handle));
+        assert!(
+            machine
+                .client_request(task_result(2, "t-1"), true, now)
+                .is_none(),
+            "tasks/result is shaped as a call, but lists nothing"
+        );
+        assert!(
+            machine
+                .client_request(call(3, "research"), true, now)
+                .is_some(),
+            "a call lists"
+        );
+    }
+
+    #[test]
     fn l1_e11_a_task_s_state_notified_is_shaped_as_its_call_s() {
         let mut machine = SessionMachine::new(Limit::new(400).unwrap());
         assert!(
