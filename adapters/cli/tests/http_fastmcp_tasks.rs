@@ -1,5 +1,5 @@
 //! The 2026-07-28 tasks extension over Streamable HTTP: the fastmcp-tasks server
-//! (`tests/fastmcp_tasks/task_server.py`, fastmcp 4.x and `fastmcp-tasks` from the venv
+//! (`tests/peers/servers/fastmcp_tasks_server.py`, fastmcp 4.x and `fastmcp-tasks` from the venv
 //! `.ci/run` makes) behind `backstop gateway` and `backstop proxy --url`. A stateless
 //! client's `tools/call` and each `tasks/get` are separate HTTP requests; the gateway
 //! still knows which tool a task runs, so the task's result is cut for it (SPEC L1)
@@ -14,25 +14,16 @@ use std::thread::sleep;
 use std::time::Duration;
 
 use http::Method;
-use http_support::{Http, Spawned, UrlProxy, free_port, start_gateway, wait_for_port};
+use http_support::{Http, Spawned, UrlProxy, start_gateway};
 use serde_json::{Value, json};
 
 const CAP: usize = 2_000;
 
 /// The task server over Streamable HTTP; its URL.
 fn start_task_server(python: &PathBuf) -> (Spawned, String) {
-    let port = free_port();
-    let script =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fastmcp_tasks/task_server.py");
-    let mut child = Command::new(python)
-        .arg(script)
-        .args(["--http", &port.to_string()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("python starts");
-    wait_for_port(port, &mut child);
-    (Spawned(child), format!("http://127.0.0.1:{port}/mcp"))
+    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/peers/servers/fastmcp_tasks_server.py");
+    http_support::start_python_server(python, &script, &[])
 }
 
 fn python_with_tasks(test: &str) -> Option<PathBuf> {

@@ -6,7 +6,7 @@
 //! in the answer to `tasks/get`. Through the proxy that outcome is shaped for the tool
 //! that created the task: cut to the cap (SPEC L1), a failed task made `completed` with
 //! the call's `isError` result (E11), fastmcp's wrapped failure without its wrapper
-//! (E2). The server is `tests/fastmcp_tasks/task_server.py`.
+//! (E2). The server is `tests/peers/servers/fastmcp_tasks_server.py`.
 //!
 //! Locally, without the venv, the tests are skipped with a message; with `CI=true` a
 //! missing venv fails.
@@ -32,7 +32,7 @@ impl TaskClient {
         let backstop = support::backstop();
         let server = concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/tests/fastmcp_tasks/task_server.py"
+            "/../../tests/peers/servers/fastmcp_tasks_server.py"
         );
         let cap = CAP.to_string();
         let mut command = Vec::new();

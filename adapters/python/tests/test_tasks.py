@@ -1,5 +1,6 @@
 """Tasks of the 2026-07-28 tasks extension in process (SPEC L1, E11): a fastmcp server
-whose tools run through fastmcp-tasks (``task_probe.py``), as a child process driven by
+whose tools run through fastmcp-tasks (``tests/peers/servers/fastmcp_tasks_server.py``,
+the server the proxies' tests use too), as a child process driven by
 raw JSON-RPC lines. The handle passes untouched; the task's state in ``tasks/get`` has
 the outcome of the call that created it shaped as that call's: its result cut for the
 tool, a failure made a ``completed`` task with the call's ``isError`` result. Skipped on
@@ -18,7 +19,7 @@ import pytest
 
 pytest.importorskip("fastmcp_tasks", reason="fastmcp-tasks is published for fastmcp 4.0 and 4.1 only")
 
-PROBE = str(Path(__file__).parent / "task_probe.py")
+PROBE = str(Path(__file__).parents[3] / "tests/peers/servers/fastmcp_tasks_server.py")
 CAP = 2000
 META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",

@@ -599,18 +599,37 @@ mod tests {
         Gateway::new(upstream, options)
     }
 
+    /// Keep fresh state for session `id`, as for one the upstream issued.
+    fn issued(gateway: &Gateway, id: &str) -> Arc<Shaping> {
+        let shaping = gateway.fresh();
+        gateway.keep(
+            &mut lock(&gateway.sessions),
+            id,
+            Arc::clone(&shaping),
+            Instant::now(),
+        );
+        shaping
+    }
+
     #[test]
     fn a5_sessions_are_bounded_the_least_recently_used_going_first() {
         let mut gateway = gateway();
         gateway.max_sessions = 2;
-        let a = gateway.session("a");
-        let _b = gateway.session("b");
+        let a = issued(&gateway, "a");
+        let _b = issued(&gateway, "b");
         // "a" used again: "b" is now the least recently used.
-        assert!(Arc::ptr_eq(&a, &gateway.session("a")));
-        let _c = gateway.session("c");
+        let (again, kept) = gateway.session("a");
+        assert!(kept && Arc::ptr_eq(&a, &again));
+        let _c = issued(&gateway, "c");
         assert_eq!(gateway.sessions(), 2);
-        let sessions = lock(&gateway.sessions);
-        assert!(sessions.contains_key("a") && sessions.contains_key("c"));
+        {
+            let sessions = lock(&gateway.sessions);
+            assert!(sessions.contains_key("a") && sessions.contains_key("c"));
+        }
+        // An id nobody issued gets state of its own, not kept (issue 20).
+        let (_, kept) = gateway.session("invented");
+        assert!(!kept);
+        assert_eq!(gateway.sessions(), 2);
     }
 
     #[test]
@@ -619,8 +638,15 @@ mod tests {
             .enable_all()
             .build()
             .unwrap();
-        // The upstream: a port nobody listens on.
+        // The upstream: a port nobody listens on; session "s1" one it issued earlier.
         let gateway = Arc::new(gateway_to(&format!("http://127.0.0.1:{}/mcp", free_port())));
+        let s1 = gateway.fresh();
+        gateway.keep(
+            &mut lock(&gateway.sessions),
+            "s1",
+            Arc::clone(&s1),
+            Instant::now(),
+        );
         runtime.block_on(async {
             let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
             let url = format!("http://{}/mcp", listener.local_addr().unwrap());
@@ -647,11 +673,9 @@ mod tests {
                 "{answer}"
             );
         });
-        assert_eq!(
-            gateway.session("s1").pending(),
-            0,
-            "A5/B1: the failed request is not pending"
-        );
+        let (session, kept) = gateway.session("s1");
+        assert!(kept && Arc::ptr_eq(&session, &s1));
+        assert_eq!(s1.pending(), 0, "A5/B1: the failed request is not pending");
     }
 
     /// A port nobody listens on.
@@ -666,11 +690,11 @@ mod tests {
     fn a5_idle_sessions_expire() {
         let mut gateway = gateway();
         gateway.session_idle = Duration::from_millis(300);
-        let _a = gateway.session("a");
+        let _a = issued(&gateway, "a");
         gateway.expire();
         assert_eq!(gateway.sessions(), 1, "not idle long enough yet");
         std::thread::sleep(Duration::from_millis(350));
-        let _b = gateway.session("b");
+        let _b = issued(&gateway, "b");
         gateway.expire();
         let sessions = lock(&gateway.sessions);
         assert_eq!(sessions.keys().collect::<Vec<_>>(), ["b"]);

@@ -150,17 +150,26 @@ pub fn start_fastmcp_with(
     middleware: bool,
     options: &[&str],
 ) -> (Spawned, String) {
-    let port = free_port();
     let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fastmcp/probe_server.py");
-    let mut command = Command::new(python);
-    command
+    let mut options = options.to_vec();
+    if middleware {
+        options.push("--middleware");
+    }
+    start_python_server(python, &script, &options)
+}
+
+/// A Python MCP server script that takes `--http PORT` (Streamable HTTP on 127.0.0.1,
+/// path /mcp), started with `options`; its URL.
+pub fn start_python_server(
+    python: &PathBuf,
+    script: &PathBuf,
+    options: &[&str],
+) -> (Spawned, String) {
+    let port = free_port();
+    let mut child = Command::new(python)
         .arg(script)
         .args(["--http", &port.to_string()])
-        .args(options);
-    if middleware {
-        command.arg("--middleware");
-    }
-    let mut child = command
+        .args(options)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()

@@ -145,6 +145,18 @@ def _tool_result(data: dict[str, Any]) -> ToolResult:
     )
 
 
+def _wire_data(value: Any) -> dict[str, Any] | None:
+    """A result as MCP's wire data: a dict as it is, a pydantic model dumped with its wire
+    names; None for anything else."""
+    if isinstance(value, dict):
+        return value
+    try:
+        dumped = value.model_dump(by_alias=True, exclude_none=True, mode="json")
+    except Exception:
+        return None
+    return dumped if isinstance(dumped, dict) else None
+
+
 def _request_meta(message: Any) -> dict[str, Any]:
     meta = getattr(message, "meta", None)
     if meta is None:
@@ -515,11 +527,8 @@ class _Driver(Middleware):
     def _hand_over(self, request: int, result: Any) -> None:
         """A result of another kind than ``ToolResult``, handed to the machine as wire
         data: it learns a task's handle from it (2026-07-28 tasks extension)."""
-        try:
-            dumped = result.model_dump(by_alias=True, exclude_none=True, mode="json")
-        except Exception:
-            return
-        if isinstance(dumped, dict):
+        dumped = _wire_data(result)
+        if dumped is not None:
             self._machine.server_response(request, dumped)
 
     async def _task_state(
@@ -545,13 +554,9 @@ class _Driver(Middleware):
                 may_send=False,
             )
             state = await call_next(context)
-            if isinstance(state, dict):
-                dumped = state
-            else:
-                try:
-                    dumped = state.model_dump(by_alias=True, exclude_none=True, mode="json")
-                except Exception:
-                    return state
+            dumped = _wire_data(state)
+            if dumped is None:
+                return state
             decided = self._machine.server_response(request, dumped)
             sent = self._report(context, "tasks/get", None, decided)
             return state if sent is None else sent

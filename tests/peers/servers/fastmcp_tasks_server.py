@@ -1,7 +1,10 @@
 """A fastmcp 4.x server whose tools run as background tasks through fastmcp-tasks
-(the 2026-07-28 tasks extension, SEP-2663; in-memory backend), for
-adapters/cli/tests/proxy_fastmcp_tasks.rs (SPEC L1, E11). Run as
-`python task_server.py [--http PORT]`: stdio, or Streamable HTTP on 127.0.0.1 at /mcp.
+(the 2026-07-28 tasks extension, SEP-2663; in-memory backend), for the tests of a
+task's state (SPEC L1, E11): adapters/cli/tests/proxy_fastmcp_tasks.rs and
+http_fastmcp_tasks.rs behind the proxies, adapters/python/tests/test_tasks.py in
+process. Run as `python fastmcp_tasks_server.py [--http PORT] [--backstop --max-bytes N]`:
+stdio, or Streamable HTTP on 127.0.0.1 at /mcp; `--backstop` adds backstop's fastmcp
+middleware with that cap.
 
 - `scrollback(lines)`: `lines` numbered lines, the newest last (L1: the tail is kept).
 - `explode(pane)`: raises; fastmcp-tasks reports the task `completed` with fastmcp's
@@ -39,6 +42,11 @@ async def protocol_fail(pane: str) -> str:
 
 
 if __name__ == "__main__":
+    if "--backstop" in sys.argv:
+        from backstop.fastmcp import Backstop
+
+        max_bytes = int(sys.argv[sys.argv.index("--max-bytes") + 1])
+        mcp.add_middleware(Backstop(max_bytes=max_bytes))
     if "--http" in sys.argv:
         port = int(sys.argv[sys.argv.index("--http") + 1])
         mcp.run(
