@@ -35,6 +35,7 @@ mod convert;
 mod delegate;
 mod report;
 mod session;
+mod task_state;
 mod tool_call;
 mod tool_error;
 mod wrapper;

@@ -27,13 +27,22 @@ pub(crate) struct SharedMachine {
 impl SharedMachine {
     /// A machine for `limit` and strict mode `strict` (V6), in process.
     pub(crate) fn new(limit: &Limit, strict: bool) -> Self {
-        let machine = SessionMachine::new(limit.clone())
-            .in_process()
-            .with_strict(strict);
+        Self::of(machine_for(limit, strict))
+    }
+
+    fn of(machine: SessionMachine) -> Self {
         Self {
             machine: Mutex::new(machine),
             session: OnceLock::new(),
         }
+    }
+
+    /// A machine for `limit` and `strict` that knows the tasks this one's calls created
+    /// (a wrapper's clones serve the sessions, or the stateless requests, of one
+    /// server, whose task store they all reach).
+    pub(crate) fn sharing_tasks(&self, limit: &Limit, strict: bool) -> Self {
+        let tasks = self.lock().tasks().clone();
+        Self::of(machine_for(limit, strict).with_tasks(tasks))
     }
 
     pub(crate) fn lock(&self) -> MutexGuard<'_, SessionMachine> {
@@ -69,6 +78,13 @@ impl SharedMachine {
         }
         listing.1 = false;
     }
+}
+
+/// A new in-process machine for `limit` and strict mode `strict` (V6).
+fn machine_for(limit: &Limit, strict: bool) -> SessionMachine {
+    SessionMachine::new(limit.clone())
+        .in_process()
+        .with_strict(strict)
 }
 
 /// Abandons the machine's own listing when dropped while still armed.

@@ -1,7 +1,8 @@
 //! [`Backstop`]: the `ServerHandler` that wraps another one (SPEC A1, O1–O3).
 //!
-//! `tools/call` is shaped by the core (see [`tool_call`](crate::tool_call)); every
-//! other method is delegated unchanged, and only its errors are mapped (P1, P2, R3).
+//! `tools/call` is shaped by the core (see [`tool_call`](crate::tool_call)), and so is
+//! the state of a task a call created ([`task_state`](crate::task_state)); every other
+//! method is delegated unchanged, and only its errors are mapped (P1, P2, R3).
 
 use std::borrow::Cow;
 use std::sync::Arc;
@@ -70,15 +71,16 @@ pub struct Backstop<S> {
 }
 
 impl<S: Clone> Clone for Backstop<S> {
-    /// A copy that shares the failure counts and callback, with a session machine of
-    /// its own (its own tool catalog and pending requests).
+    /// A copy that shares the failure counts and callback, and the tasks the calls
+    /// created, with a session machine of its own (its own tool catalog and pending
+    /// requests): rmcp clones the wrapper for each session, or each stateless request.
     fn clone(&self) -> Self {
         Self {
             inner: self.inner.clone(),
             limit: self.limit.clone(),
             strict: self.strict,
             reporter: self.reporter.clone(),
-            machine: SharedMachine::new(&self.limit, self.strict),
+            machine: self.machine.sharing_tasks(&self.limit, self.strict),
         }
     }
 }
@@ -254,7 +256,7 @@ impl<S> Backstop<S> {
 
     /// Map the error of a request of `method` (not a tool call) and report it when it
     /// was converted (P1, P2, R3, G1).
-    fn map_error(
+    pub(crate) fn map_error(
         &self,
         error: ErrorData,
         method: &str,
@@ -319,7 +321,6 @@ impl<S: ServerHandler> ServerHandler for Backstop<S> {
         #[allow(deprecated)]
         unsubscribe(request: UnsubscribeRequestParams) -> (),
             "resources/unsubscribe", uri = request.uri.clone();
-        get_task(request: GetTaskParams) -> GetTaskResult, "tasks/get";
         update_task(request: UpdateTaskParams) -> (), "tasks/update";
         cancel_task(request: CancelTaskParams) -> (), "tasks/cancel";
         list_skills(request: Option<PaginatedRequestParams>) -> ListSkillsResult, "skills/list";
@@ -346,7 +347,8 @@ impl<S: ServerHandler> ServerHandler for Backstop<S> {
 
     // The methods that do more than delegate: the session of `initialize` comes from
     // its request (R2), `listen` has its own context, the method of a custom request
-    // is the request's own, and tools are listed (the catalog) and called (E, V, L).
+    // is the request's own, tools are listed (the catalog) and called (E, V, L), and a
+    // task's state carries a call's outcome (L1, E11).
 
     async fn initialize(
         &self,
@@ -396,6 +398,14 @@ impl<S: ServerHandler> ServerHandler for Backstop<S> {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         self.shape_call(request, context).await
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        self.shape_task_state(request, context).await
     }
 
     async fn list_tools(

@@ -332,6 +332,26 @@ impl SessionMachine {
         self.server_stamp = stamp.filter(Value::is_object);
     }
 
+    /// This machine sharing `tasks` (another machine's [`tasks`](Self::tasks)): the
+    /// machines of an in-process server's sessions, or of its stateless requests, know
+    /// the tasks any of them saw created, as the server's own task store does (L1, E11).
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use backstop_core::machine::{ClientRequest, RequestId, Response, SessionMachine};
+    /// let mut first = SessionMachine::default();
+    /// let call = RequestId::Number("1".into());
+    /// first.client_request(ClientRequest::new(call.clone(), "1", "tools/call").tool("research"), false, Instant::now());
+    /// let handle = serde_json::json!({"resultType": "task", "taskId": "t-1", "status": "working"});
+    /// first.server_response(&call, Response::Result(handle), Instant::now());
+    /// let second = SessionMachine::default().with_tasks(first.tasks().clone());
+    /// assert_eq!(second.tasks().tool_of("t-1").as_deref(), Some("research"));
+    /// ```
+    pub fn with_tasks(mut self, tasks: TaskTable) -> Self {
+        self.tasks = tasks;
+        self
+    }
+
     /// This machine with at most `max` pending requests remembered (B2).
     pub fn with_max_pending(mut self, max: usize) -> Self {
         self.pending = PendingRequests::new(max);
