@@ -350,6 +350,28 @@ impl Shaper {
     /// assert_eq!(shaper.route_server_message(line).forward, Some(Forward::Unchanged));
     /// ```
     pub fn route_server_message(&mut self, bytes: &[u8]) -> Route {
+        // A listing a call wanted during the handshake goes when the handshake is done:
+        // before this message when the client's `notifications/initialized` ended it
+        // (sent then, it would reach the server before that notification; this message
+        // may be the call's answer, held for it), after it when it answers `initialize`.
+        let before = self.deferred_listing();
+        let mut route = self.route_server_element(bytes);
+        let after = self.deferred_listing();
+        route.to_server.extend(before.into_iter().chain(after));
+        route
+    }
+
+    /// The listing a call wanted during the handshake, if it is due now (held for as
+    /// any listing is).
+    fn deferred_listing(&mut self) -> Option<Vec<u8>> {
+        let own = self.machine.deferred_listing()?;
+        self.waiting.start();
+        Some(own.to_json().into_bytes())
+    }
+
+    /// [`route_server_message`](Self::route_server_message) without the deferred
+    /// listing.
+    fn route_server_element(&mut self, bytes: &[u8]) -> Route {
         if !self.machine.listing_in_flight() && self.waiting.is_empty() {
             return Route::forward(self.server_message(bytes));
         }

@@ -788,6 +788,53 @@ fn page(id: &str, tools: &[&str], next: Option<&str>) -> String {
 const UNKNOWN_TAKE_INT: &str =
     r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: take_int"}}"#;
 
+/// A client that calls before its handshake is done gets E8 all the same: the listing
+/// goes once the handshake is done — never before the client's
+/// `notifications/initialized` — and the call's answer waits for it (R5).
+#[test]
+fn r5_e8_a_call_during_the_handshake_is_answered_with_the_listing_s_catalog() {
+    let mut shaper = Shaper::default();
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "probe-client", "version": "9.9"}}});
+    assert!(route_client(&mut shaper, &init).is_empty());
+    assert!(route_client(&mut shaper, &call_message(json!(1), "take_int")).is_empty());
+    let answer =
+        br#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{}}}"#;
+    let route = shaper.route_server_message(answer);
+    assert_eq!(route.forward, Some(Forward::Unchanged));
+    assert!(route.to_server.is_empty(), "not initialized yet");
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert!(
+        route_client(&mut shaper, &initialized).is_empty(),
+        "sent now, the listing would overtake the notification"
+    );
+    // The next server message — the call's answer — sends the listing and waits for it.
+    let held = shaper.route_server_message(UNKNOWN_TAKE_INT.as_bytes());
+    assert_eq!(held.forward, None, "held");
+    let sent: Vec<Value> = held
+        .to_server
+        .iter()
+        .map(|b| serde_json::from_slice(b).unwrap())
+        .collect();
+    assert_eq!(
+        sent,
+        [json!({"jsonrpc": "2.0", "id": OWN_LIST_1, "method": "tools/list"})]
+    );
+    let last = shaper.route_server_message(page(OWN_LIST_1, &["takes_int"], None).as_bytes());
+    assert_eq!(last.forward, None, "the listing is the shaper's own");
+    assert_eq!(
+        last.to_client,
+        [br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: take_int","data":{"suggestion":"Did you mean 'takes_int'?"}}}"#.to_vec()]
+    );
+    // Given once: the next message passes.
+    let ping = br#"{"jsonrpc":"2.0","method":"notifications/progress"}"#;
+    assert_eq!(
+        shaper.route_server_message(ping),
+        backstop_jsonrpc::Route::forward(Forward::Unchanged)
+    );
+}
+
 #[test]
 fn e8_a_call_before_any_listing_makes_the_shaper_list_the_tools_page_by_page() {
     let mut shaper = routed_session();

@@ -220,6 +220,9 @@ struct Lifecycle {
     answered: bool,
     /// The client sent `notifications/initialized` after its `initialize`.
     initialized: bool,
+    /// A `tools/call` wanted a listing before the handshake was done (the client did
+    /// not wait for its `initialize` to be answered): one is due once it is.
+    listing_due: bool,
 }
 
 /// The sans-IO session machine of one connection (see the [module docs](self)).
@@ -493,9 +496,55 @@ impl SessionMachine {
             } => Some(None),
             _ => None,
         };
-        let meta = listable?;
+        let Some(meta) = listable else {
+            // The handshake is under way: the listing waits for it (R5).
+            self.lifecycle.listing_due = self.lifecycle.initialize;
+            return None;
+        };
         let start = !self.listing.in_flight() && !self.listing.failed();
         start.then(|| self.listing.start(meta))
+    }
+
+    /// The listing a `tools/call` wanted while the session's handshake was under way
+    /// (the client sent it before its `initialize` was answered, or before
+    /// `notifications/initialized`), once the handshake is done: send it to the
+    /// server now, and hold the call's answer for it as for any listing (E8, R5).
+    /// `None` before, and after it was given once. A transport asks before and after
+    /// each server message: the listing must reach the server after the client's
+    /// `notifications/initialized`, and the call's answer waits for it.
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use backstop_core::machine::{ClientRequest, RequestId, Response, SessionMachine};
+    /// let mut machine = SessionMachine::default();
+    /// let init = RequestId::Number("0".into());
+    /// let mut initialize = ClientRequest::new(init.clone(), "0", "initialize");
+    /// initialize.initialize = Some(serde_json::json!({"protocolVersion": "2025-11-25"}));
+    /// machine.client_request(initialize, true, Instant::now());
+    /// machine.client_notification("notifications/initialized", None);
+    /// let call = ClientRequest::new(RequestId::Number("1".into()), "1", "tools/call").tool("ech");
+    /// assert!(machine.client_request(call, true, Instant::now()).is_none(), "not yet answered");
+    /// assert!(machine.deferred_listing().is_none());
+    ///
+    /// let answer = serde_json::json!({"protocolVersion": "2025-11-25", "capabilities": {}});
+    /// machine.server_response(&init, Response::Result(answer), Instant::now());
+    /// let own = machine.deferred_listing().expect("due now");
+    /// assert_eq!(own.to_json(), r#"{"jsonrpc":"2.0","id":"backstop/tools/list#1","method":"tools/list"}"#);
+    /// assert!(machine.deferred_listing().is_none(), "once");
+    /// ```
+    pub fn deferred_listing(&mut self) -> Option<OwnRequest> {
+        let Lifecycle {
+            answered: true,
+            initialized: true,
+            listing_due: true,
+            ..
+        } = self.lifecycle
+        else {
+            return None;
+        };
+        self.lifecycle.listing_due = false;
+        let start = !self.listing.in_flight() && !self.listing.failed();
+        start.then(|| self.listing.start(None))
     }
 
     /// A notification of the client: `notifications/cancelled` marks its request
@@ -1310,6 +1359,52 @@ mod tests {
     }
 
     #[test]
+    fn r5_a_call_during_the_handshake_lists_once_the_handshake_is_done() {
+        let now = Instant::now();
+        let initialize = || {
+            let mut request = ClientRequest::new(id(0), "0", "initialize");
+            request.initialize = Some(json!({"protocolVersion": "2025-11-25"}));
+            request
+        };
+        let answered = || Response::Result(json!({"protocolVersion": "2025-11-25"}));
+        let mut machine = SessionMachine::default();
+        machine.client_request(initialize(), true, now);
+        assert!(machine.client_request(call(1, "t"), true, now).is_none());
+        respond(&mut machine, 0, answered());
+        assert!(machine.deferred_listing().is_none(), "not initialized yet");
+        machine.client_notification("notifications/initialized", None);
+        let own = machine.deferred_listing().expect("due");
+        assert_eq!(own.method, "tools/list");
+        assert!(machine.listing_in_flight());
+        assert!(machine.deferred_listing().is_none(), "given once");
+
+        // A call that may not send (a transport without own requests) makes none due.
+        let mut quiet = SessionMachine::default();
+        quiet.client_request(initialize(), true, now);
+        quiet.client_request(call(1, "t"), false, now);
+        respond(&mut quiet, 0, answered());
+        quiet.client_notification("notifications/initialized", None);
+        assert!(quiet.deferred_listing().is_none());
+
+        // A call the catalog judges (it knows the tool) makes none due either.
+        let mut known = listed(&["t"]);
+        known.client_request(initialize(), true, now);
+        known.client_request(call(1, "t"), true, now);
+        respond(&mut known, 0, answered());
+        known.client_notification("notifications/initialized", None);
+        assert!(known.deferred_listing().is_none());
+
+        // A new `initialize` forgets the listing the last handshake owed.
+        let mut again = SessionMachine::default();
+        again.client_request(initialize(), true, now);
+        again.client_request(call(1, "t"), true, now);
+        again.client_request(initialize(), true, now);
+        respond(&mut again, 0, answered());
+        again.client_notification("notifications/initialized", None);
+        assert!(again.deferred_listing().is_none());
+    }
+
+    #[test]
     fn e8_only_a_tools_call_starts_a_listing_not_a_task_s_result() {
         // A session ready for backstop's listing, whose catalog is incomplete.
         let now = Instant::now();
@@ -1837,6 +1932,7 @@ mod tests {
             initialize: true,
             answered: true,
             initialized: true,
+            listing_due: false,
         };
         let own = proxy.client_request(call(1, "echo"), true, now);
         assert_eq!(run_listing(&mut proxy, own, &[], now), 1);
