@@ -7,6 +7,9 @@
 //! `--keep head+tail` (L16) a 100 MB result comes out as the core's cut of the whole,
 //! within the same bound: the proxy holds only the ends the policy keeps (L13).
 //!
+//! A task's outcome (2026-07-28: inside the state `tasks/get` answers with, or a
+//! `notifications/tasks`) is held and cut the same way (L1).
+//!
 //! The server is the `big_line_server` example: it writes each line from one repeated
 //! 64 KiB block ([`scrollback::BigLine`]), so this test knows every byte it wrote and
 //! checks the proxy's output against it as it arrives, holding no more than the cut
@@ -301,9 +304,16 @@ fn result_is_cut(case: &str, bytes: usize, id_last: bool) {
     }
     let response: Response<'_> = serde_json::from_slice(&line).expect("the cut line is JSON");
     assert_eq!((response.jsonrpc.as_str(), response.id), ("2.0", 2));
-    let wire = response.result.get().len();
+    is_the_cut_of(response.result.get(), &original);
+    check_peak_rss(case, written.wire_len(), peak, took);
+}
+
+/// `result_json` (a result as it came out) is the tail cut of `original` under the cap:
+/// L3, L4, L5, L9, L10, L12.
+fn is_the_cut_of(result_json: &str, original: &Scrollback) {
+    let wire = result_json.len();
     assert!(wire <= CAP, "L4: the result's wire size {wire} > {CAP}");
-    let result: Value = serde_json::from_str(response.result.get()).unwrap();
+    let result: Value = serde_json::from_str(result_json).unwrap();
     assert_eq!(
         serde_json::to_vec(&result).unwrap().len(),
         wire,
@@ -341,7 +351,6 @@ fn result_is_cut(case: &str, bytes: usize, id_last: bool) {
     let report = &result["_meta"]["backstop/truncation"];
     assert_eq!(report["dropped_bytes"], dropped, "L12");
     assert_eq!(report["original_bytes"], original.len(), "L12");
-    check_peak_rss(case, written.wire_len(), peak, took);
 }
 
 /// A 100 MB `tools/call` result line through the proxy run with `keep` (L16): it comes
@@ -416,6 +425,68 @@ fn b3_a_1_gb_result_id_last_is_cut_within_the_bound() {
 #[test]
 fn b3_a_100_mb_result_is_cut_within_the_bound() {
     result_is_cut("100 MB result, id first", 100 * MB, false);
+}
+
+/// A task's outcome (2026-07-28) of `bytes` bytes through the proxy: the fixture's
+/// `research` tool answers with a handle, and its text result comes inside the task's
+/// state — in the answer to `tasks/get`, or (`notify`) in a `notifications/tasks`. It
+/// comes out as the cut of what the server wrote (L1 for the task's tool), within
+/// B3's memory: the proxy holds of it what it holds of a call's own result.
+fn task_outcome_is_cut(case: &str, bytes: usize, notify: bool) {
+    let mut proxy = Proxy::start();
+    let start = Instant::now();
+    proxy.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"research","arguments":{{"bytes":{bytes},"notify":{notify}}}}}}}"#
+    ));
+    let handle: Value = serde_json::from_slice(&proxy.small_line()).unwrap();
+    assert_eq!(handle["result"]["resultType"], "task", "the handle passes");
+    let (written, line) = match notify {
+        true => (
+            BigLine::new(Shape::TaskStatus, "", bytes),
+            proxy.small_line(),
+        ),
+        false => {
+            proxy.send(
+                r#"{"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":"t-big"}}"#,
+            );
+            (
+                BigLine::new(Shape::TaskState, "3", bytes),
+                proxy.small_line(),
+            )
+        }
+    };
+    let took = start.elapsed();
+    let peak = proxy.peak_rss();
+    proxy.finish();
+    let message: Value = serde_json::from_slice(&line).expect("the cut line is JSON");
+    let state = match notify {
+        true => {
+            assert_eq!(message["method"], "notifications/tasks");
+            &message["params"]
+        }
+        false => {
+            assert_eq!(message["id"], 3);
+            assert_eq!(message["result"]["resultType"], "complete");
+            &message["result"]
+        }
+    };
+    assert_eq!(
+        (&state["taskId"], &state["status"]),
+        (&Value::from("t-big"), &Value::from("completed"))
+    );
+    let outcome = serde_json::to_string(&state["result"]).unwrap();
+    is_the_cut_of(&outcome, &Scrollback::of(&written));
+    check_peak_rss(case, written.wire_len(), peak, took);
+}
+
+#[test]
+fn b3_l1_a_1_gb_task_state_is_cut_within_the_bound() {
+    task_outcome_is_cut("1 GB tasks/get task state", GB, false);
+}
+
+#[test]
+fn b3_l1_a_100_mb_task_status_notification_is_cut_within_the_bound() {
+    task_outcome_is_cut("100 MB notifications/tasks", 100 * MB, true);
 }
 
 /// A 1 GB `resources/read` result (`id` last: nothing says it needs no change until

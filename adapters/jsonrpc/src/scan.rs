@@ -85,6 +85,9 @@ pub struct Hole {
     /// It may hold `input_value=`/`input_type=` (V3): it holds `input_`, or an
     /// escaped printable ASCII character.
     pub may_quote_inputs: bool,
+    /// It is in the outcome a task's state carries (the state's `result`, 2026-07-28),
+    /// not in a `tools/call` result.
+    pub in_task_state: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

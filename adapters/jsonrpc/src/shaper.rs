@@ -736,8 +736,15 @@ impl Shaper {
             return LongDecision::NeedsWhole;
         }
         if scanned.method.is_some() {
-            return match self.passes_early(None, scanned.method.as_deref(), false) {
-                true => unchanged,
+            if self.passes_early(None, scanned.method.as_deref(), false) {
+                return unchanged;
+            }
+            let method = scanned
+                .method
+                .as_deref()
+                .map(serde_json::from_slice::<&str>);
+            return match matches!(method, Some(Ok(TASK_STATUS))) {
+                true => self.long_task_status(scanned),
                 false => LongDecision::NeedsWhole,
             };
         }
@@ -760,10 +767,21 @@ impl Shaper {
             self.machine.forget(&id);
             return unchanged;
         }
-        let result = match envelope.result {
-            Some(result) if self.machine.is_pending_tool_call(&id) && !scanned.dropped => result,
-            _ => return LongDecision::NeedsWhole,
+        let (Some(result), false) = (envelope.result, scanned.dropped) else {
+            return LongDecision::NeedsWhole;
         };
+        let id_json = envelope.id.map_or("null", RawValue::get);
+        if !self.machine.is_pending_tool_call(&id) {
+            // A task's state (2026-07-28 `tasks/get`), its outcome held in part.
+            let answer = result.to_value().and_then(|state| {
+                let held = scanned.held_in_task_state(&outcome_of(&state)?)?;
+                self.machine.server_task_state_in_part(&id, state, &held)
+            });
+            return match answer {
+                Some(answer) => LongDecision::Route(Route::forward(forward(answer, id_json))),
+                None => LongDecision::NeedsWhole,
+            };
+        }
         let Some(result) = result
             .to_value()
             .and_then(|v| ToolResult::from_value(v).ok())
@@ -771,12 +789,33 @@ impl Shaper {
             self.machine.forget(&id);
             return unchanged;
         };
-        let held = scanned.held_in_part(&result);
-        match self.machine.server_result_in_part(&id, result, &held) {
-            Some(answer) => {
-                let id_json = envelope.id.map_or("null", RawValue::get);
-                LongDecision::Route(Route::forward(forward(answer, id_json)))
-            }
+        let answer = scanned
+            .held_in_part(&result)
+            .and_then(|held| self.machine.server_result_in_part(&id, result, &held));
+        match answer {
+            Some(answer) => LongDecision::Route(Route::forward(forward(answer, id_json))),
+            None => LongDecision::NeedsWhole,
+        }
+    }
+
+    /// [`long_server_message`](Self::long_server_message) for a `notifications/tasks`
+    /// of a task this session knows: its outcome shaped from what is held of it.
+    fn long_task_status(&mut self, scanned: &Scanned) -> LongDecision {
+        let params = match (scanned.dropped || scanned.overflowed, scanned.batch) {
+            (false, false) => Envelope::parse(&scanned.skeleton)
+                .and_then(|envelope| envelope.params)
+                .and_then(value_from_raw),
+            _ => None,
+        };
+        let shaped = params.and_then(|params| {
+            let held = scanned.held_in_task_state(&outcome_of(&params)?)?;
+            self.machine.server_task_status_in_part(params, &held)
+        });
+        match shaped {
+            Some(Some((task, _))) => LongDecision::Route(Route::forward(Forward::Rewritten(
+                notification(TASK_STATUS, &task),
+            ))),
+            Some(None) => LongDecision::Route(Route::forward(Forward::Unchanged)),
             None => LongDecision::NeedsWhole,
         }
     }
@@ -859,6 +898,11 @@ impl Shaper {
             None => Forward::Unchanged,
         }
     }
+}
+
+/// The outcome a task's state carries (its `result`), as held.
+fn outcome_of(state: &Value) -> Option<ToolResult> {
+    ToolResult::from_value(state.get("result")?.clone()).ok()
 }
 
 /// The bytes to send for the machine's answer, under the id as the server wrote it

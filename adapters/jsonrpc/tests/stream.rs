@@ -522,3 +522,86 @@ proptest! {
         }
     }
 }
+
+/// [`keeping`], and a task the `tools/call` of id 1 created (its handle answered), a
+/// `tasks/get` of it pending under id 3 (2026-07-28).
+fn with_task(cap: usize, keep: Keep) -> Shaper {
+    let mut shaper = keeping(cap, keep);
+    let handle = br#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"task","taskId":"t-1","status":"working"}}"#;
+    assert!(
+        shaper.server_message(handle).is_unchanged(),
+        "the handle passes"
+    );
+    shaper.client_message(
+        br#"{"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":"t-1"}}"#,
+    );
+    shaper
+}
+
+/// A task state of `t-1`, `completed` with a text result around `big`: the answer to
+/// the `tasks/get` of id 3, or a `notifications/tasks`.
+fn task_state_line(big: &str, id_last: bool, notify: bool) -> Vec<u8> {
+    let result = json!({"content": [{"type": "text", "text": big}], "_meta": {"pane": "%1"}});
+    let state = json!({"taskId": "t-1", "status": "completed", "result": result});
+    let line = match (notify, id_last) {
+        (true, _) => {
+            format!(r#"{{"jsonrpc":"2.0","method":"notifications/tasks","params":{state}}}"#)
+        }
+        (false, true) => format!(r#"{{"result":{state},"jsonrpc":"2.0","id":3}}"#),
+        (false, false) => format!(r#"{{"jsonrpc":"2.0","id":3,"result":{state}}}"#),
+    };
+    line.into_bytes()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: ProptestConfig::default().cases.min(24),
+        ..ProptestConfig::default()
+    })]
+
+    /// B3, L1, L16: a task's outcome inside its state (the answer to `tasks/get`, or a
+    /// `notifications/tasks`) is decided from what was held of it, as the whole-line
+    /// path decides it, whatever the chunking and the keep policy.
+    #[test]
+    fn a_task_s_outcome_streamed_equals_whole(
+        runs in prop::collection::vec((0usize..10, 1usize..300), 1..6),
+        len in 1_100_000usize..1_300_000,
+        cap in 2_000usize..60_000,
+        keep in prop_oneof![
+            2 => Just(Keep::Tail),
+            1 => Just(Keep::Head),
+            1 => (0u16..=1000).prop_map(|head_per_mille| Keep::HeadAndTail { head_per_mille }),
+        ],
+        id_last in any::<bool>(),
+        notify in any::<bool>(),
+        chunks in prop::collection::vec(prop_oneof![1usize..8, 4096usize..300_000], 1..6),
+    ) {
+        let big = text(&runs, len);
+        let line = task_state_line(&big, id_last, notify);
+        let expected = whole_by(with_task(cap, keep), &line);
+        prop_assert!(expected.len() < line.len(), "the reference cut it");
+        let (got, read_whole) = streamed_by(with_task(cap, keep), &line, 64 << 10, &chunks);
+        prop_assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(&expected));
+        prop_assert_eq!(read_whole, 0, "decided from what was held");
+    }
+}
+
+/// A `tools/call` result whose long string sits where a task state's outcome would
+/// (`result.result.content`, a member no call result has) is not decided from what was
+/// held of it as if it were the call's own content: read whole, it comes out as the
+/// whole-line path sends it.
+#[test]
+fn a_call_result_shaped_like_a_task_state_is_read_whole() {
+    let big = text(&[(0, 1)], 1_200_000);
+    let inner = json!({"content": [{"type": "text", "text": big}]});
+    let line = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"result":{{"content":[{{"type":"text","text":"ok"}}],"result":{inner}}}}}"#
+    );
+    let expected = whole_by(shaper(2_000), line.as_bytes());
+    let (got, read_whole) = streamed_by(shaper(2_000), line.as_bytes(), 64 << 10, &[70_000]);
+    assert_eq!(
+        String::from_utf8_lossy(&got),
+        String::from_utf8_lossy(&expected)
+    );
+    assert_eq!(read_whole, 1);
+}

@@ -682,16 +682,21 @@ impl SessionMachine {
     /// assert!(machine.server_task_status(json!({"taskId": "t-1", "status": "working"})).is_none());
     /// ```
     pub fn server_task_status(&mut self, params: Value) -> Option<(Value, Option<Truncation>)> {
+        let call = self.task_status_call(&params)?;
+        self.shape_task_state(params, call)
+    }
+
+    /// The call whose task a `notifications/tasks` (`params`) is of, if this session
+    /// knows it.
+    fn task_status_call(&self, params: &Value) -> Option<PendingCall> {
         let task_id = params.get("taskId").and_then(Value::as_str);
         let tool = self.task_tool(task_id)?;
         let meta = params.get("_meta").and_then(Value::as_object);
-        let session = self.handshake.clone().or_request_meta(meta);
-        let call = PendingCall {
+        Some(PendingCall {
             tool,
             arguments: Vec::new(),
-            session,
-        };
-        self.shape_task_state(params, call)
+            session: self.handshake.clone().or_request_meta(meta),
+        })
     }
 
     /// [`server_response`](Self::server_response) for a `tools/call` result the adapter
@@ -716,6 +721,81 @@ impl SessionMachine {
         })?;
         let request = self.pending.remove(id)?;
         Some(self.answer(request.id_json, shaped))
+    }
+
+    /// [`server_response`](Self::server_response) for the answer to a `tasks/get`
+    /// (2026-07-28) whose task state (`state`, the answer's `result`) the adapter holds
+    /// with the strings of its outcome held in part (`held`, B3): `None` when the
+    /// decision needs the whole state (then the request stays pending, and the adapter
+    /// reads it whole).
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use backstop_core::limit::HeldInPart;
+    /// use backstop_core::machine::{Answer, ClientRequest, RequestId, Response, SessionMachine};
+    /// use backstop_core::Limit;
+    /// use serde_json::json;
+    /// let mut machine = SessionMachine::new(Limit::new(1_000).unwrap());
+    /// let call = RequestId::Number("1".into());
+    /// machine.client_request(ClientRequest::new(call.clone(), "1", "tools/call").tool("logs"), false, Instant::now());
+    /// let handle = json!({"resultType": "task", "taskId": "t-1", "status": "working"});
+    /// machine.server_response(&call, Response::Result(handle), Instant::now());
+    /// let get = RequestId::Number("2".into());
+    /// let mut request = ClientRequest::new(get.clone(), "2", "tasks/get");
+    /// request.task_id = Some("t-1".into());
+    /// machine.client_request(request, false, Instant::now());
+    ///
+    /// // A text 9 MB longer than the tail the adapter holds of it.
+    /// let tail = "line\n".repeat(HeldInPart::min_held_bytes(1_000) / 5 + 1);
+    /// let state = json!({"taskId": "t-1", "status": "completed",
+    ///     "result": {"content": [{"type": "text", "text": tail}]}});
+    /// let held = HeldInPart::default().with_text_head(0, 9_000_000);
+    /// let Some(Answer::TaskState { task, truncation, .. }) = machine.server_task_state_in_part(&get, state, &held)
+    /// else { panic!("cut from what is held (L1, B3)") };
+    /// assert!(task["result"]["content"][0]["text"].as_str().unwrap().ends_with("line\n"));
+    /// assert_eq!(truncation.unwrap().original_bytes, 9_000_000 + tail.len());
+    /// ```
+    pub fn server_task_state_in_part(
+        &mut self,
+        id: &RequestId,
+        state: Value,
+        held: &HeldInPart,
+    ) -> Option<Answer> {
+        let request = self.pending.get(id)?;
+        let RequestKind::TaskState { tool } = &request.kind else {
+            return None;
+        };
+        if request.cancelled {
+            self.pending.remove(id);
+            return Some(Answer::Unchanged);
+        }
+        let call = PendingCall {
+            tool: tool.clone(),
+            arguments: Vec::new(),
+            session: request.session.clone(),
+        };
+        let shaped = self.shape_task_state_in_part(state, call, held)?;
+        let request = self.pending.remove(id)?;
+        Some(match shaped {
+            Some((task, truncation)) => Answer::TaskState {
+                id_json: request.id_json,
+                task,
+                truncation,
+            },
+            None => Answer::Unchanged,
+        })
+    }
+
+    /// [`server_task_status`](Self::server_task_status) for a `notifications/tasks`
+    /// whose outcome the adapter holds in part (`held`, B3): `None` when the decision
+    /// needs the whole notification, `Some(None)` when it passes as it came.
+    pub fn server_task_status_in_part(
+        &mut self,
+        params: Value,
+        held: &HeldInPart,
+    ) -> Option<Option<(Value, Option<Truncation>)>> {
+        let call = self.task_status_call(&params)?;
+        self.shape_task_state_in_part(params, call, held)
     }
 
     /// [`server_response`](Self::server_response) for a `tools/call` result an
@@ -857,12 +937,13 @@ impl SessionMachine {
             .is_some_and(|request| matches!(request.kind, RequestKind::ToolsCall { .. }))
     }
 
-    /// The tool a pending `tools/call` calls, if `id` is one: a streaming adapter
-    /// holds of its result what the tool's keep policy can keep
+    /// The tool a pending `tools/call` calls (or whose task a pending `tasks/get` asks
+    /// after), if `id` is one: a streaming adapter holds of its result what the tool's
+    /// keep policy can keep
     /// ([`Limit::held_ends`], L16).
     pub fn pending_tool(&self, id: &RequestId) -> Option<&str> {
         match &self.pending.get(id)?.kind {
-            RequestKind::ToolsCall { tool, .. } => Some(tool),
+            RequestKind::ToolsCall { tool, .. } | RequestKind::TaskState { tool } => Some(tool),
             _ => None,
         }
     }
@@ -1000,6 +1081,36 @@ impl SessionMachine {
             _ => return None,
         };
         let shaped = self.shape_call(call, outcome);
+        self.with_shaped_outcome(task, shaped)
+    }
+
+    /// [`shape_task_state`](Self::shape_task_state) for a `completed` state whose
+    /// result the adapter holds in part (`held`, B3): `None` when the decision needs
+    /// the whole state, `Some(None)` when it passes as it came.
+    fn shape_task_state_in_part(
+        &mut self,
+        mut task: Value,
+        call: PendingCall,
+        held: &HeldInPart,
+    ) -> Option<Option<(Value, Option<Truncation>)>> {
+        let state = task.as_object_mut()?;
+        if state.get("status").and_then(Value::as_str) != Some("completed") {
+            return None;
+        }
+        let result = ToolResult::from_value(state.remove("result")?).ok()?;
+        let shaped = self.with_call_context(call, |catalog, context, limit| {
+            shape_tool_call_in_part(catalog, context, result, held, limit)
+        })?;
+        Some(self.with_shaped_outcome(task, shaped))
+    }
+
+    /// `task` (its outcome taken out) with the shaped outcome as its `result`, the
+    /// task `completed`; `None` when the outcome passes as it came.
+    fn with_shaped_outcome(
+        &mut self,
+        mut task: Value,
+        shaped: Shaped,
+    ) -> Option<(Value, Option<Truncation>)> {
         if let Some(record) = shaped.log {
             self.record(record);
         }
@@ -1007,6 +1118,7 @@ impl SessionMachine {
             (false, Ok(result)) => serde_json::to_value(result).ok()?,
             _ => return None,
         };
+        let state = task.as_object_mut()?;
         state.insert("status".into(), "completed".into());
         state.insert("result".into(), result);
         Some((task, shaped.truncation))
@@ -1430,6 +1542,93 @@ mod tests {
                 .client_request(call(3, "research"), true, now)
                 .is_some(),
             "a call lists"
+        );
+    }
+
+    #[test]
+    fn b3_l1_a_task_s_outcome_held_in_part_is_shaped_as_the_whole_would_be() {
+        let now = Instant::now();
+        let mut machine = SessionMachine::new(Limit::new(1_000).unwrap());
+        machine.client_request(call(1, "research"), false, now);
+        let handle = json!({"resultType": "task", "taskId": "t-1", "status": "working"});
+        respond(&mut machine, 1, Response::Result(handle));
+        let tail = "line\n".repeat(HeldInPart::min_held_bytes(1_000) / 5 + 1);
+        let outcome = json!({"result": {"content": [{"type": "text", "text": tail}]}});
+        let held = HeldInPart::default().with_text_head(0, 9_000_000);
+
+        // tasks/get: only a pending one of a known task; cut from what is held.
+        assert_eq!(
+            machine.server_task_state_in_part(
+                &id(2),
+                task_state("t-1", "completed", outcome.clone()),
+                &held
+            ),
+            None,
+            "nothing pending"
+        );
+        machine.client_request(call(3, "research"), false, now);
+        assert_eq!(
+            machine.server_task_state_in_part(
+                &id(3),
+                task_state("t-1", "completed", outcome.clone()),
+                &held
+            ),
+            None,
+            "a call, not a task's state"
+        );
+        machine.client_request(task_get(4, "t-1"), false, now);
+        let failed = task_state(
+            "t-1",
+            "failed",
+            json!({"error": {"code": -32603, "message": "x"}}),
+        );
+        assert_eq!(
+            machine.server_task_state_in_part(&id(4), failed, &held),
+            None,
+            "no outcome held in part: read whole"
+        );
+        assert!(machine.pending().get(&id(4)).is_some(), "still pending");
+        let Some(Answer::TaskState {
+            task,
+            truncation,
+            id_json,
+        }) = machine.server_task_state_in_part(
+            &id(4),
+            task_state("t-1", "completed", outcome.clone()),
+            &held,
+        )
+        else {
+            panic!("L1 from what is held");
+        };
+        assert_eq!(id_json, "4");
+        assert_eq!(task["status"], "completed");
+        assert_eq!(task["ttlMs"], 900000, "the rest of the state kept");
+        assert_eq!(truncation.unwrap().original_bytes, 9_000_000 + tail.len());
+        assert!(machine.pending().get(&id(4)).is_none(), "answered");
+
+        // Cancelled: passes as it came (E9).
+        machine.client_request(task_get(5, "t-1"), false, now);
+        machine.client_notification("notifications/cancelled", Some(&id(5)));
+        assert_eq!(
+            machine.server_task_state_in_part(
+                &id(5),
+                task_state("t-1", "completed", outcome.clone()),
+                &held
+            ),
+            Some(Answer::Unchanged)
+        );
+
+        // notifications/tasks: the same, for a known task only.
+        let (task, truncation) = machine
+            .server_task_status_in_part(task_state("t-1", "completed", outcome.clone()), &held)
+            .expect("decided")
+            .expect("cut");
+        assert_eq!(task["taskId"], "t-1");
+        assert!(truncation.is_some());
+        assert_eq!(
+            machine.server_task_status_in_part(task_state("t-9", "completed", outcome), &held),
+            None,
+            "a task of no call of this session"
         );
     }
 

@@ -10,6 +10,8 @@
 //! | `tools/call` `scrollback {bytes, id_last}` | a text result line of about `bytes` bytes, `id` after `result` when `id_last` |
 //! | `tools/call` `log {bytes}` | a `notifications/message` line of about `bytes` bytes, then a small text result |
 //! | `resources/read` `{uri: "scrollback://<bytes>"}` | a resource text line of about `bytes` bytes, `id` after `result` |
+//! | `tools/call` `research {bytes, notify}` | a task handle (2026-07-28), task `t-big`; with `notify`, then a `notifications/tasks` line of about `bytes` bytes, the task completed |
+//! | `tasks/get` `{taskId: "t-big"}` | the task's state, completed with a text result: a line of about `bytes` bytes (of the last `research`) |
 //!
 //! `initialize`, `tools/list` and `ping` are answered as usual; notifications are
 //! read and ignored. Run:
@@ -25,6 +27,8 @@ use serde_json::{Value, json};
 fn main() {
     let stdin = io::stdin();
     let mut out = io::stdout().lock();
+    // The size of the last `research` task's result.
+    let mut task_bytes = 0;
     for line in stdin.lock().split(b'\n') {
         let Ok(line) = line else { break };
         let Ok(request) = serde_json::from_slice::<Value>(&line) else {
@@ -62,8 +66,25 @@ fn main() {
                             json!({"content": [{"type": "text", "text": "logged"}]}),
                         )
                     }),
+                    "research" => {
+                        task_bytes = bytes(&arguments["bytes"]);
+                        let handle = json!({"resultType": "task", "taskId": "t-big",
+                            "status": "working"});
+                        send(&mut out, &id, handle).and_then(|()| {
+                            match arguments["notify"] == true {
+                                true => write_big(
+                                    &mut out,
+                                    &BigLine::new(Shape::TaskStatus, &id, task_bytes),
+                                ),
+                                false => Ok(()),
+                            }
+                        })
+                    }
                     other => send_error(&mut out, &id, -32602, &format!("Unknown tool: {other}")),
                 }
+            }
+            "tasks/get" if params["taskId"] == "t-big" => {
+                write_big(&mut out, &BigLine::new(Shape::TaskState, &id, task_bytes))
             }
             "resources/read" => {
                 let size = params["uri"]
@@ -90,6 +111,8 @@ fn main() {
                         "bytes": {"type": "integer"}, "id_last": {"type": "boolean"}}}},
                     {"name": "log", "inputSchema": {"type": "object", "properties": {
                         "bytes": {"type": "integer"}}}},
+                    {"name": "research", "inputSchema": {"type": "object", "properties": {
+                        "bytes": {"type": "integer"}, "notify": {"type": "boolean"}}}},
                 ]}),
             ),
             "ping" => send(&mut out, &id, json!({})),

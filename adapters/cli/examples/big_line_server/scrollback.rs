@@ -48,6 +48,11 @@ pub enum Shape {
     Resource,
     /// A `notifications/message` (needs no change).
     Notification,
+    /// The answer to a `tasks/get` (2026-07-28): task `t-big` `completed`, the text
+    /// result inside its state.
+    TaskState,
+    /// A `notifications/tasks` (2026-07-28) of task `t-big`, `completed` the same way.
+    TaskStatus,
 }
 
 /// One big line: `head`, [`chunk`] `repeats` times, `end` (no newline).
@@ -82,6 +87,17 @@ impl BigLine {
                 r#"{"result":{"contents":[{"uri":"scrollback://log","mimeType":"text/plain","text":""#
                     .to_owned(),
                 format!(r#""}}]}},"jsonrpc":"2.0","id":{id}}}"#),
+            ),
+            Shape::TaskState => (
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":{id},"result":{{"resultType":"complete","taskId":"t-big","status":"completed","result":{{"content":[{{"type":"text","text":""#
+                ),
+                r#""}]}}}"#.to_owned(),
+            ),
+            Shape::TaskStatus => (
+                r#"{"jsonrpc":"2.0","method":"notifications/tasks","params":{"taskId":"t-big","status":"completed","result":{"content":[{"type":"text","text":""#
+                    .to_owned(),
+                r#""}]}}}"#.to_owned(),
             ),
             Shape::Notification => (
                 r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","logger":"scrollback","data":""#

@@ -78,13 +78,44 @@ impl Ring {
 }
 
 impl Scanned {
-    /// What is not held of `result` (read from the skeleton), for the core.
+    /// What is not held of `result`, a `tools/call` result read from the skeleton, for
+    /// the core; `None` when a string was held in part elsewhere (in a task's state).
     ///
     /// ```
     /// let scanned = backstop_jsonrpc::scan::Scanned::default();
-    /// assert!(scanned.held_in_part(&backstop_core::ToolResult::text("x")).is_whole());
+    /// assert!(scanned.held_in_part(&backstop_core::ToolResult::text("x")).unwrap().is_whole());
     /// ```
-    pub fn held_in_part(&self, result: &ToolResult) -> HeldInPart {
+    pub fn held_in_part(&self, result: &ToolResult) -> Option<HeldInPart> {
+        self.held_where(result, false)
+    }
+
+    /// [`held_in_part`](Self::held_in_part) for the outcome inside a task's state
+    /// (2026-07-28: the state's `result`, in `tasks/get` or `notifications/tasks`);
+    /// `None` when a string was held in part elsewhere.
+    ///
+    /// ```
+    /// use backstop_jsonrpc::scan::Scan;
+    /// let mut scan = Scan::new(1_000);
+    /// let text = "x".repeat(100_000);
+    /// scan.push(format!(r#"{{"id":7,"result":{{"taskId":"t","status":"completed","result":{{"content":[{{"type":"text","text":"{text}"}}]}}}}}}"#).as_bytes());
+    /// let scanned = scan.finish();
+    /// assert_eq!(scanned.holes.len(), 1, "held in part");
+    /// let outcome = backstop_core::ToolResult::text("");
+    /// assert!(!scanned.held_in_task_state(&outcome).expect("in the state").is_whole());
+    /// assert!(scanned.held_in_part(&outcome).is_none(), "not a call's own result");
+    /// ```
+    pub fn held_in_task_state(&self, result: &ToolResult) -> Option<HeldInPart> {
+        self.held_where(result, true)
+    }
+
+    fn held_where(&self, result: &ToolResult, in_task_state: bool) -> Option<HeldInPart> {
+        if self
+            .holes
+            .iter()
+            .any(|hole| hole.in_task_state != in_task_state)
+        {
+            return None;
+        }
         let mut held = HeldInPart::default();
         for hole in &self.holes {
             let len =
@@ -114,7 +145,7 @@ impl Scanned {
                 held = held.quoting_inputs();
             }
         }
-        held
+        Some(held)
     }
 }
 
@@ -131,11 +162,28 @@ impl Scan {
         self.skeleton.extend_from_slice(bytes);
     }
 
+    /// The stack from the tool result's member of the message on: the message's
+    /// `result` member (a `tools/call` result), or — a task's state carrying its
+    /// call's outcome (2026-07-28) — the state's `result` member, under the message's
+    /// `result` (`tasks/get`) or `params` (`notifications/tasks`); and whether it is
+    /// the latter.
+    fn result_stack(&self) -> (&[Container], bool) {
+        match self.stack.as_slice() {
+            [outer, rest @ ..]
+                if (key_is(outer, b"result") || key_is(outer, b"params"))
+                    && rest.first().is_some_and(|state| key_is(state, b"result")) =>
+            {
+                (rest, true)
+            }
+            all => (all, false),
+        }
+    }
+
     /// Where a value string at the current position may go.
     pub(super) fn value_place(&self) -> Place {
-        let key = |container: &Container, name: &[u8]| matches!(container, Container::Object { key } if key.is(name));
+        let key = key_is;
         let block_key = |container: &Container| BLOCK_KEYS.iter().find(|name| key(container, name));
-        match self.stack.as_slice() {
+        match self.result_stack().0 {
             [top, result, Container::Array { index }, block]
                 if key(top, b"result") && key(result, b"content") =>
             {
@@ -259,13 +307,10 @@ impl Scan {
         let Some(ring) = string.ring else {
             return;
         };
+        let (stack, in_task_state) = self.result_stack();
         let (block, block_text, pointer) = match string.place {
             Place::Block(block, block_text) => (block, block_text, None),
-            Place::Structured => (
-                0,
-                false,
-                self.stack.get(2..).and_then(|f| self.pointer_of(f)),
-            ),
+            Place::Structured => (0, false, stack.get(2..).and_then(|f| self.pointer_of(f))),
             _ => return,
         };
         if string.place == Place::Structured && pointer.is_none() {
@@ -280,9 +325,15 @@ impl Scan {
             held_head: ring.head_decoded,
             decoded_len: string.decoded,
             may_quote_inputs: string.may_quote,
+            in_task_state,
         };
         self.holes.push((string.start, hole, ring));
     }
+}
+
+/// Whether `container` is an object whose current key is `name`.
+fn key_is(container: &Container, name: &[u8]) -> bool {
+    matches!(container, Container::Object { key } if key.is(name))
 }
 
 /// The decoded bytes of a tail held for `ends`: a little more than the core asks, as
