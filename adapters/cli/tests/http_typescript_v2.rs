@@ -1,13 +1,13 @@
 //! SPEC A5, E10, R4 on MCP 2026-07-28 with a server nobody on this team wrote: the
 //! official TypeScript SDK 2.4.0 (`@modelcontextprotocol/server`, pinned in
-//! `tests/peers/`; `tests/peers/servers/typescript_v2_http_server.mjs`), which
+//! `tests/peers/`; `tests/peers/servers/typescript_v2_server.mjs`), which
 //! refuses a POST whose `Mcp-Method`, `Mcp-Name` or `MCP-Protocol-Version` disagree
 //! with its body (HTTP 400, `-32020`). Stateless requests, each carrying its revision
 //! in `_meta`, through `backstop proxy --url` and `backstop gateway`; and the SDK's own
 //! client (`@modelcontextprotocol/client` 2.4.0,
 //! `tests/peers/clients/typescript_v2_client.mjs`), which rejects a result it cannot
 //! validate, under 2026-07-28 and 2025-11-25, over Streamable HTTP to the gateway and
-//! over stdio to `proxy --url`. Locally, without node or the npm peers, skipped with a
+//! over stdio to `proxy --url` — and, the server over stdio too, to the stdio proxy. Locally, without node or the npm peers, skipped with a
 //! message; with `CI=true` a failure.
 
 mod http_support;
@@ -267,6 +267,33 @@ fn r4_the_typescript_sdk_2_client_accepts_what_proxy_url_builds() {
         &upstream,
     ];
     for revision in ["2026-07-28", "2025-11-25"] {
+        let answers = typescript_client(revision, &proxy, &client_calls());
+        check_client_calls(&answers, revision);
+    }
+}
+
+/// The SDK's client and server both over stdio, through the stdio proxy: what backstop
+/// builds is accepted under either revision (R4), as through the remote modes.
+#[test]
+fn r4_the_typescript_sdk_2_client_accepts_what_the_stdio_proxy_builds_for_its_server() {
+    let Some(server) = http_support::or_skip(
+        http_support::typescript_v2_stdio(),
+        "r4_the_typescript_sdk_2_client_accepts_what_the_stdio_proxy_builds_for_its_server",
+        "@modelcontextprotocol/server 2.4.0 (target/node-peers) with node",
+    ) else {
+        return;
+    };
+    let server: Vec<&str> = server.iter().map(String::as_str).collect();
+    let backstop = backstop();
+    let cap = CAP.to_string();
+    let mut proxy = vec!["stdio", backstop.to_str().unwrap(), "proxy", "--quiet"];
+    proxy.extend(["--max-bytes", &cap, "--"]);
+    proxy.extend(&server);
+    let direct = [&["stdio"][..], &server].concat();
+    for revision in ["2026-07-28", "2025-11-25"] {
+        let own = typescript_client(revision, &direct, &client_calls());
+        let big = own[0]["result"]["content"][0]["text"].as_str().unwrap();
+        assert!(big.len() > CAP, "{revision}: the server's own result is over the cap");
         let answers = typescript_client(revision, &proxy, &client_calls());
         check_client_calls(&answers, revision);
     }

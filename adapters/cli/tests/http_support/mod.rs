@@ -193,7 +193,7 @@ pub fn start_everything(bin: &PathBuf) -> (Spawned, String) {
 }
 
 /// The official TypeScript SDK 2.x server (`tests/peers/servers/
-/// typescript_v2_http_server.mjs`, MCP 2026-07-28) on a free port; its URL. `None`
+/// typescript_v2_server.mjs`, MCP 2026-07-28) on a free port; its URL. `None`
 /// when node or the pinned SDK is missing.
 pub fn typescript_v2() -> Option<(Spawned, String)> {
     let sdk = root().join("target/node-peers/node_modules/@modelcontextprotocol/server");
@@ -202,14 +202,30 @@ pub fn typescript_v2() -> Option<(Spawned, String)> {
     }
     let port = free_port();
     let mut child = Command::new("node")
-        .arg(root().join("tests/peers/servers/typescript_v2_http_server.mjs"))
-        .arg(port.to_string())
+        .arg(root().join("tests/peers/servers/typescript_v2_server.mjs"))
+        .args(["http", &port.to_string()])
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
         .spawn()
         .expect("node starts");
     wait_for_port(port, &mut child);
     Some((Spawned(child), format!("http://127.0.0.1:{port}/mcp")))
+}
+
+/// The command that runs the TypeScript SDK 2.x server of [`typescript_v2`] over
+/// stdio; `None` when node or the pinned SDK is missing.
+#[allow(dead_code)] // not every test binary that includes this module asks
+pub fn typescript_v2_stdio() -> Option<Vec<String>> {
+    let sdk = root().join("target/node-peers/node_modules/@modelcontextprotocol/server");
+    if !has_node() || !sdk.exists() {
+        return None;
+    }
+    let script = root().join("tests/peers/servers/typescript_v2_server.mjs");
+    Some(vec![
+        "node".into(),
+        script.to_string_lossy().into_owned(),
+        "stdio".into(),
+    ])
 }
 
 /// The fastmcp venv's python, or `None` after saying why `test` is skipped.
