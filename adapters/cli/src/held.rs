@@ -1,6 +1,8 @@
 //! The bytes of one long message held while the shaper cannot decide yet (SPEC B3):
 //! in memory up to [`HOLD_IN_MEMORY_BYTES`], then in an unnamed temporary file that
-//! the system removes when it is closed.
+//! the system removes when it is closed. When the file cannot be made or written (a
+//! full disk), the bytes are *lost*, never doubled or kept in memory instead: the
+//! message is then answered with an error for its id (B5).
 //!
 //! ```
 //! use backstop::held::HeldBytes;
@@ -32,21 +34,40 @@ pub struct HeldBytes {
     memory: Vec<u8>,
     file: Option<File>,
     len: u64,
+    /// A write failed: nothing is held any more (B5).
+    lost: bool,
 }
 
 impl HeldBytes {
-    /// Keep `bytes` after those kept before. If no temporary file can be made,
-    /// memory it is: nothing is lost (B1).
+    /// Keep `bytes` after those kept before. If the temporary file cannot be made or
+    /// written, everything held is [lost](Self::is_lost) — a failed write may have
+    /// left part of `bytes` in it, and memory must not take a message it cannot hold
+    /// (B3, B5).
     pub fn hold(&mut self, bytes: &[u8]) {
         self.len += bytes.len() as u64;
-        let spills = self.file.is_some() || self.memory.len() + bytes.len() > HOLD_IN_MEMORY_BYTES;
-        if spills
-            && let Some(file) = self.spill()
-            && file.write_all(bytes).is_ok()
-        {
+        if self.lost {
             return;
         }
-        self.memory.extend_from_slice(bytes);
+        if self.file.is_none() && self.memory.len() + bytes.len() <= HOLD_IN_MEMORY_BYTES {
+            self.memory.extend_from_slice(bytes);
+            return;
+        }
+        let written = self.spill().map(|file| file.write_all(bytes));
+        if !matches!(written, Some(Ok(()))) {
+            self.lost = true;
+            self.file = None;
+            self.memory = Vec::new();
+        }
+    }
+
+    /// Whether what was held is lost: a write failed (B5). Then
+    /// [`pieces`](Self::pieces) gives nothing.
+    ///
+    /// ```
+    /// assert!(!backstop::held::HeldBytes::default().is_lost());
+    /// ```
+    pub fn is_lost(&self) -> bool {
+        self.lost
     }
 
     /// How many bytes are held.
@@ -107,6 +128,10 @@ impl HeldBytes {
     /// The temporary file, made (and given what memory holds) on first use.
     fn spill(&mut self) -> Option<&mut File> {
         if self.file.is_none() {
+            #[cfg(test)]
+            if tests::NO_FILE.with(std::cell::Cell::get) {
+                return None;
+            }
             let mut file = tempfile::tempfile().ok()?;
             file.write_all(&self.memory).ok()?;
             self.memory = Vec::new();
@@ -153,6 +178,7 @@ enum WriterCommand {
     Hold(Vec<u8>),
     Take(Sender<HeldBytes>),
     Discard,
+    IsLost(Sender<bool>),
 }
 
 impl Default for HeldInBackground {
@@ -180,6 +206,9 @@ impl HeldInBackground {
                     }
                     // Dropped here: closing a big temporary file takes time too.
                     WriterCommand::Discard => held = HeldBytes::default(),
+                    WriterCommand::IsLost(answer) => {
+                        let _ = answer.send(held.is_lost());
+                    }
                 }
             }
         });
@@ -217,6 +246,15 @@ impl HeldInBackground {
         taken.recv().unwrap_or_default()
     }
 
+    /// Whether what was held is lost (see [`HeldBytes::is_lost`]), once everything
+    /// handed over so far is written.
+    pub fn is_lost(&mut self) -> bool {
+        self.hand_over();
+        let (answer, lost) = mpsc::channel();
+        self.send(WriterCommand::IsLost(answer));
+        lost.recv().unwrap_or(true)
+    }
+
     /// Forget everything held.
     pub fn discard(&mut self) {
         self.filling.clear();
@@ -240,6 +278,29 @@ impl HeldInBackground {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    thread_local! {
+        /// Make no temporary file on this thread (a full disk).
+        pub(super) static NO_FILE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    }
+
+    #[test]
+    fn b5_bytes_that_cannot_be_written_are_lost_not_doubled_or_kept_in_memory() {
+        NO_FILE.with(|no| no.set(true));
+        let mut held = HeldBytes::default();
+        held.hold(b"start");
+        assert!(!held.is_lost(), "in memory");
+        held.hold(&vec![b'a'; HOLD_IN_MEMORY_BYTES]);
+        assert!(held.is_lost());
+        assert!(
+            held.memory.is_empty() && held.file.is_none(),
+            "nothing kept"
+        );
+        held.hold(b"end");
+        assert_eq!(held.len(), HOLD_IN_MEMORY_BYTES as u64 + 8, "counted");
+        assert!(held.take().pieces().next().is_none(), "nothing to send");
+        NO_FILE.with(|no| no.set(false));
+    }
 
     #[test]
     fn b3_past_the_memory_bound_bytes_go_to_a_file_and_come_back_in_order() {

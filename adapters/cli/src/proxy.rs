@@ -300,6 +300,10 @@ impl Sink for ClientSink<'_> {
         self.held.take().read_whole()
     }
 
+    fn held_lost(&mut self) -> bool {
+        self.held.is_lost()
+    }
+
     fn to_server(&mut self, request: Vec<u8>) {
         let _ = self.own_requests.send(request);
     }

@@ -293,7 +293,10 @@ fn r4_the_typescript_sdk_2_client_accepts_what_the_stdio_proxy_builds_for_its_se
     for revision in ["2026-07-28", "2025-11-25"] {
         let own = typescript_client(revision, &direct, &client_calls());
         let big = own[0]["result"]["content"][0]["text"].as_str().unwrap();
-        assert!(big.len() > CAP, "{revision}: the server's own result is over the cap");
+        assert!(
+            big.len() > CAP,
+            "{revision}: the server's own result is over the cap"
+        );
         let answers = typescript_client(revision, &proxy, &client_calls());
         check_client_calls(&answers, revision);
     }

@@ -77,11 +77,28 @@ impl Proxy {
 
     /// [`Proxy::start`] with more options before the `--` (a `--keep`, say).
     fn start_with(options: &[&str]) -> Proxy {
-        let mut child = Command::new(support::backstop())
-            .args(["proxy", "--max-bytes", &CAP.to_string()])
-            .args(options)
-            .arg("--")
-            .arg(big_line_server())
+        let mut command = Command::new(support::backstop());
+        command.args(["proxy", "--max-bytes", &CAP.to_string()]);
+        command.args(options).arg("--").arg(big_line_server());
+        Proxy::spawn(command)
+    }
+
+    /// `backstop proxy --max-bytes max_bytes` with files limited to `kib` KiB
+    /// (`ulimit -f`, SIGXFSZ ignored, so a write past it fails as on a full disk).
+    fn start_with_file_limit(max_bytes: usize, kib: u64) -> Proxy {
+        let mut command = Command::new("bash");
+        command.args([
+            "-c",
+            &format!(r#"trap "" XFSZ; ulimit -f {kib}; exec "$0" "$@""#),
+        ]);
+        command.arg(support::backstop());
+        command.args(["proxy", "--max-bytes", &max_bytes.to_string(), "--"]);
+        command.arg(big_line_server());
+        Proxy::spawn(command)
+    }
+
+    fn spawn(mut command: Command) -> Proxy {
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -487,6 +504,38 @@ fn b3_l1_a_1_gb_task_state_is_cut_within_the_bound() {
 #[test]
 fn b3_l1_a_100_mb_task_status_notification_is_cut_within_the_bound() {
     task_outcome_is_cut("100 MB notifications/tasks", 100 * MB, true);
+}
+
+/// B5: when the bytes held of an answer cannot be written (its temporary file limited
+/// to 8 MiB, as on a full disk), the request is answered once, with an error for its
+/// id — never with the held part doubled (as it was) or missing — and the session goes
+/// on. A 20 MB `tools/call` result under a 50 MB cap is held to its end, and would
+/// pass as it came.
+#[test]
+fn b5_an_answer_whose_held_bytes_cannot_be_written_gets_one_error_for_its_id() {
+    let mut proxy = Proxy::start_with_file_limit(50 * MB, 8 << 10);
+    let bytes = 20 * MB;
+    proxy.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"scrollback","arguments":{{"bytes":{bytes}}}}}}}"#
+    ));
+    let line = proxy.small_line();
+    let answer: Value = serde_json::from_slice(&line)
+        .unwrap_or_else(|e| panic!("{e}: a line of {} bytes, not the error", line.len()));
+    assert_eq!(answer["id"], 2);
+    assert_eq!(answer["error"]["code"], -32603, "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("could not pass on the server's answer"),
+        "{message}"
+    );
+    proxy.send(r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#);
+    let next: Value = serde_json::from_slice(&proxy.small_line()).unwrap();
+    assert_eq!(
+        next,
+        serde_json::json!({"jsonrpc": "2.0", "id": 3, "result": {}}),
+        "one answer for 2; the session goes on"
+    );
+    proxy.finish();
 }
 
 /// A 1 GB `resources/read` result (`id` last: nothing says it needs no change until

@@ -31,7 +31,10 @@
 //! assert_eq!(out.sent, b"{\"jsonrpc\":\"2.0\",\"method\":\"ping\"}\n{\"jsonrpc\"\n");
 //! ```
 
-use crate::scan::Scan;
+use backstop_core::ProtocolError;
+use backstop_core::protocol_error::code::INTERNAL_ERROR;
+
+use crate::scan::{Scan, Scanned};
 use crate::shaper::{Forward, LongDecision, Route, Shaper};
 
 /// Lines up to this long are shaped whole; longer ones are scanned as they come.
@@ -64,6 +67,12 @@ pub trait Sink {
     fn discard(&mut self);
     /// Everything kept, to be read whole; forgotten here.
     fn take_held(&mut self) -> Vec<u8>;
+    /// Whether some of what is kept could not be (a write of held bytes failed: a
+    /// full disk). Then it cannot be sent or read: the message is answered with an
+    /// error for its id instead (B5). False for a sink that cannot fail to keep.
+    fn held_lost(&mut self) -> bool {
+        false
+    }
     /// A request of the shaper's own for the server (its `tools/list`).
     fn to_server(&mut self, request: Vec<u8>);
 }
@@ -169,6 +178,8 @@ pub struct LongMessage {
     state: LongState,
     /// The raw top-level `id` of a response, once known.
     answers: Option<Vec<u8>>,
+    /// The message's bytes so far.
+    bytes: u64,
 }
 
 #[derive(Debug)]
@@ -182,6 +193,9 @@ enum LongState {
         /// What was known when the shaper was last asked whether it may pass.
         asked: (bool, bool, bool),
     },
+    /// What was held could not be kept (B5) and the message cannot pass: read on only
+    /// for its `id` (if it is still to come), nothing sent.
+    Lost(Box<Scan>),
 }
 
 impl LongMessage {
@@ -205,6 +219,7 @@ impl LongMessage {
                 asked: (false, false, false),
             },
             answers: None,
+            bytes: 0,
         }
     }
 
@@ -216,10 +231,17 @@ impl LongMessage {
         framed: &[u8],
         sink: &mut impl Sink,
     ) {
+        self.bytes += message.len() as u64;
         let (scan, asked) = match &mut self.state {
             LongState::Passing(scan) => {
                 sink.send(framed);
                 if let Some(scan) = scan {
+                    scan.push(message);
+                }
+                return;
+            }
+            LongState::Lost(scan) => {
+                if scan.top_id().is_none() {
                     scan.push(message);
                 }
                 return;
@@ -243,6 +265,17 @@ impl LongMessage {
         *asked = known;
         let invalid = scan.is_invalid();
         if !invalid && !shaper.passes_early(scan.top_id(), scan.top_method(), scan.top_result()) {
+            return;
+        }
+        if sink.held_lost() {
+            // It would pass from here, but its start is not held: it cannot (B5).
+            sink.discard();
+            if let LongState::Scanning { mut scan, .. } =
+                std::mem::replace(&mut self.state, LongState::Passing(None))
+            {
+                scan.skim();
+                self.state = LongState::Lost(scan);
+            }
             return;
         }
         if !invalid && !known.1 {
@@ -283,13 +316,31 @@ impl LongMessage {
                     }
                 }
             }
+            LongState::Lost(scan) => {
+                answers.extend(answer_lost(&scan.finish(), self.bytes, shaper, frame, sink));
+            }
             LongState::Scanning { scan, .. } => {
                 let scanned = scan.finish();
                 if scanned.method.is_none() {
                     answers.extend(scanned.id.clone().and_then(|id| String::from_utf8(id).ok()));
                 }
+                let lost = sink.held_lost();
                 match shaper.long_server_message(&scanned) {
-                    LongDecision::Route(route) => emit(route, OriginalAt::InSink, frame, sink),
+                    // The rewritten message needs nothing held.
+                    LongDecision::Route(route)
+                        if !lost || route.forward != Some(Forward::Unchanged) =>
+                    {
+                        emit(route, OriginalAt::InSink, frame, sink);
+                    }
+                    LongDecision::Route(mut route) => {
+                        route.forward = None;
+                        emit(route, OriginalAt::InSink, frame, sink);
+                        answer_lost(&scanned, self.bytes, shaper, frame, sink);
+                    }
+                    LongDecision::NeedsWhole if lost => {
+                        sink.discard();
+                        answer_lost(&scanned, self.bytes, shaper, frame, sink);
+                    }
                     LongDecision::NeedsWhole => {
                         let whole = sink.take_held();
                         let message = frame.message(&whole);
@@ -302,6 +353,43 @@ impl LongMessage {
         }
         answers
     }
+}
+
+/// The error a response is answered with when what was held of it could not be kept
+/// (B5: a failed write of held bytes, a full disk), `bytes` long.
+///
+/// ```
+/// let error = backstop_jsonrpc::stream::held_lost_error(123_456_789);
+/// assert_eq!(error.code, -32603);
+/// assert_eq!(error.message, "backstop could not pass on the server's answer (123456789 bytes): writing the bytes it held failed (is the disk full?)");
+/// ```
+pub fn held_lost_error(bytes: u64) -> ProtocolError {
+    ProtocolError::new(
+        INTERNAL_ERROR,
+        format!(
+            "backstop could not pass on the server's answer ({bytes} bytes): writing the bytes \
+             it held failed (is the disk full?)"
+        ),
+    )
+}
+
+/// A message whose held bytes were lost (B5): a response is answered with
+/// [`held_lost_error`] for its id — once, in its place — and anything else, which
+/// nobody waits for, is dropped. The raw id answered, if any.
+fn answer_lost(
+    scanned: &Scanned,
+    bytes: u64,
+    shaper: &mut Shaper,
+    frame: &mut impl Frame,
+    sink: &mut impl Sink,
+) -> Option<String> {
+    let id = scanned.id.as_ref().filter(|_| scanned.method.is_none());
+    let id = id.and_then(|id| String::from_utf8(id.clone()).ok())?;
+    let lines = shaper.answer_requests(std::slice::from_ref(&id), &held_lost_error(bytes));
+    for line in lines {
+        frame.send_new(&line, sink);
+    }
+    Some(id)
 }
 
 /// One message of any length as it comes, in a [`Frame`]: collected and shaped whole

@@ -605,3 +605,118 @@ fn a_call_result_shaped_like_a_task_state_is_read_whole() {
     );
     assert_eq!(read_whole, 1);
 }
+
+/// A sink whose held bytes are lost once more than `keeps` are held (a full disk).
+#[derive(Default)]
+struct LosingSink {
+    inner: MemorySink,
+    keeps: usize,
+    lost: bool,
+}
+
+impl backstop_jsonrpc::stream::Sink for LosingSink {
+    fn send(&mut self, bytes: &[u8]) {
+        self.inner.send(bytes);
+    }
+    fn hold(&mut self, bytes: &[u8]) {
+        self.inner.hold(bytes);
+        self.lost |= self.inner.held.len() > self.keeps;
+    }
+    fn release(&mut self) {
+        assert!(!self.lost, "B5: lost bytes are never released");
+        self.inner.release();
+    }
+    fn discard(&mut self) {
+        self.inner.discard();
+        self.lost = false;
+    }
+    fn take_held(&mut self) -> Vec<u8> {
+        assert!(!self.lost, "B5: lost bytes are never read");
+        self.inner.take_held()
+    }
+    fn held_lost(&mut self) -> bool {
+        self.lost
+    }
+    fn to_server(&mut self, request: Vec<u8>) {
+        self.inner.to_server(request);
+    }
+}
+
+/// `line` through `shaper`'s stream into a sink that loses what it holds past 1 MB:
+/// what was sent.
+fn through_a_full_disk(shaper: &mut Shaper, line: &[u8]) -> String {
+    let mut stream = ServerStream::new(64 << 10);
+    let mut sink = LosingSink {
+        keeps: 1 << 20,
+        ..LosingSink::default()
+    };
+    for chunk in line.chunks(100_000) {
+        stream.push(shaper, chunk, &mut sink);
+    }
+    stream.push(shaper, b"\n", &mut sink);
+    stream.finish(shaper, &mut sink);
+    String::from_utf8(sink.inner.sent).unwrap()
+}
+
+/// B5: what was held of an answer is lost (a failed write). An answer that would pass
+/// as it came is answered with one error for its id; one the shaper rewrites needs
+/// nothing held and is sent; a notification nobody waits for is dropped.
+#[test]
+fn b5_an_answer_whose_held_bytes_are_lost_is_answered_once_with_an_error() {
+    let big = text(&[(0, 1)], 3_000_000);
+    for id_last in [false, true] {
+        // Under a 10 MB cap the 3 MB result passes as it came: it needs what was held.
+        let line = result_line(&big, id_last, false, 0);
+        let mut uncut = shaper(10_000_000);
+        let sent = through_a_full_disk(&mut uncut, &line);
+        let answer: Value = serde_json::from_str(sent.trim_end()).unwrap();
+        assert_eq!(answer["id"], 1, "id last: {id_last}");
+        assert_eq!(answer["error"]["code"], -32603);
+        assert_eq!(
+            answer["error"]["message"],
+            format!(
+                "backstop could not pass on the server's answer ({} bytes): writing the bytes it held failed (is the disk full?)",
+                line.len()
+            )
+        );
+        assert_eq!(sent.lines().count(), 1, "one answer");
+        assert_eq!(
+            uncut.pending().len(),
+            1,
+            "answered: only the resources/read is left"
+        );
+        // Cut, it needs nothing held.
+        let sent = through_a_full_disk(&mut shaper(2_000), &line);
+        let answer: Value = serde_json::from_str(sent.trim_end()).unwrap();
+        assert!(
+            answer["result"]["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .starts_with("[... truncated ")
+        );
+    }
+    // A response that would pass before its end (nothing depends on its result).
+    let contents = json!({"contents": [{"uri": "file:///big", "text": big}]});
+    let resource = format!(r#"{{"result":{contents},"jsonrpc":"2.0","id":2}}"#);
+    let mut reading = shaper(2_000);
+    let sent = through_a_full_disk(&mut reading, resource.as_bytes());
+    let answer: Value = serde_json::from_str(sent.trim_end()).unwrap();
+    assert_eq!(
+        (&answer["id"], &answer["error"]["code"]),
+        (&json!(2), &json!(-32603))
+    );
+    assert_eq!(
+        reading.pending().len(),
+        1,
+        "answered: only the call is left"
+    );
+    // A notification whose method comes after what was lost: dropped, nobody waits.
+    let params = json!({"data": big});
+    let log = format!(r#"{{"jsonrpc":"2.0","params":{params},"method":"notifications/message"}}"#);
+    let sent = through_a_full_disk(&mut shaper(2_000), log.as_bytes());
+    assert!(sent.is_empty(), "{:.200}", sent);
+    // One whose method comes first passes before anything is lost.
+    let log = json!({"jsonrpc": "2.0", "method": "notifications/message", "params": params});
+    let sent = through_a_full_disk(&mut shaper(2_000), log.to_string().as_bytes());
+    assert!(sent == format!("{log}\n"), "{:.200}", sent);
+}

@@ -186,6 +186,9 @@ impl Sink for QueueSink {
     fn take_held(&mut self) -> Vec<u8> {
         self.held.take().read_whole()
     }
+    fn held_lost(&mut self) -> bool {
+        self.held.is_lost()
+    }
     /// The HTTP modes send the shaper's own requests themselves, before the call
     /// they are for ([`super::listing`]); none comes here.
     fn to_server(&mut self, _request: Vec<u8>) {}

@@ -96,7 +96,7 @@ impl Scanned {
     /// ```
     /// use backstop_jsonrpc::scan::Scan;
     /// let mut scan = Scan::new(1_000);
-    /// let text = "x".repeat(100_000);
+    /// let text = "x".repeat(3_000_000);
     /// scan.push(format!(r#"{{"id":7,"result":{{"taskId":"t","status":"completed","result":{{"content":[{{"type":"text","text":"{text}"}}]}}}}}}"#).as_bytes());
     /// let scanned = scan.finish();
     /// assert_eq!(scanned.holes.len(), 1, "held in part");
