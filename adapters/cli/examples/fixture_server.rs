@@ -12,6 +12,7 @@
 //! | `crash {code}` | exits with `code` without answering |
 //! | `partial` | writes half a response, no newline, and exits 0 |
 //! | `no_newline` | writes a whole response without its newline, and exits 0 |
+//! | `cut_emoji` | a text result ending in a lone surrogate escape (`\ud83d`, not strict JSON: what a TypeScript server writes when it cuts a string inside an emoji), `id` last |
 //!
 //! `resources/read` answers `-32602` with `data.uri` (the 2026-07-28 way); a batch is
 //! answered with a batch. `FIXTURE_TOOLS_LIST` changes how `tools/list` is answered
@@ -194,6 +195,14 @@ fn answer(message: &Value, listing: &Listing, out: &mut impl Write) -> Option<Va
                 let _ = out.write_all(br#"{"jsonrpc":"2.0","id":"#);
                 let _ = out.flush();
                 std::process::exit(0);
+            }
+            "cut_emoji" => {
+                let line = format!(
+                    r#"{{"result":{{"content":[{{"type":"text","text":"cut here \ud83d"}}]}},"jsonrpc":"2.0","id":{id}}}"#
+                );
+                let _ = writeln!(out, "{line}");
+                let _ = out.flush();
+                return None;
             }
             "no_newline" => {
                 let line = serde_json::to_vec(&text_result(&id, "last words")).expect("json");

@@ -4,7 +4,8 @@
 //! The upstream is a small hyper server of this test's own, which misbehaves as the
 //! called tool's name says: `drop` (an SSE stream cut off after one event), `500`,
 //! `hang` (no answer), `bad_utf8_sse` / `bad_utf8_json` (a string that is not UTF-8),
-//! `ok` (a big result, to show shaping still works after each fault).
+//! `cut_emoji_json` / `cut_emoji_sse` (a lone surrogate, id last), `not_json` (an HTML
+//! body), `ok` (a big result, to show shaping still works after each fault).
 
 mod http_support;
 
@@ -31,15 +32,27 @@ static DELETES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new()
 
 /// The tools the misbehaving server has; it answers a call of any other with an
 /// unknown-tool error.
-const TOOLS: [&str; 7] = [
+const TOOLS: [&str; 10] = [
     "headers",
     "drop",
     "500",
     "hang",
     "bad_utf8_sse",
     "bad_utf8_json",
+    "cut_emoji_json",
+    "cut_emoji_sse",
+    "not_json",
     "ok",
 ];
+
+/// The answer `cut_emoji_json` and `cut_emoji_sse` give to the call of id `id`: a text
+/// ending in a lone surrogate escape (what a TypeScript server writes when it cuts a
+/// string inside an emoji), its `id` last — not strict JSON.
+fn cut_emoji(id: &str) -> String {
+    format!(
+        r#"{{"result":{{"content":[{{"type":"text","text":"cut \ud83d"}}]}},"jsonrpc":"2.0","id":{id}}}"#
+    )
+}
 
 /// The headers of the `tools/list` requests the server was sent (backstop's own
 /// listing, E8).
@@ -198,6 +211,9 @@ async fn misbehave(request: Request<Incoming>) -> Result<Response<Body>, Infalli
             events.extend_from_slice(format!("id: 2\ndata: {}\n\n", big_result(&id)).as_bytes());
             sse(full(events))
         }
+        "cut_emoji_json" => json_body(cut_emoji(&id).into_bytes()),
+        "cut_emoji_sse" => sse(full(format!("id: 1\ndata: {}\n\n", cut_emoji(&id)))),
+        "not_json" => json_body(b"<html>Bad gateway</html>".to_vec()),
         "bad_utf8_json" => json_body(
             format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"#)
                 .into_bytes()
@@ -286,8 +302,23 @@ fn a5_the_gateway_answers_each_fault_and_keeps_serving() {
     assert_eq!(events[1].id(), Some(&b"2"[..]));
     assert_shaped(&serde_json::from_slice(&events[1].data().unwrap()).unwrap());
 
-    // A JSON body that is not JSON: the request is answered with an error.
+    // B4: an answer that is not strict JSON passes as it came, and is its request's
+    // only answer — in a JSON body and in an event; a body that is no JSON-RPC answer
+    // at all (HTML) is answered with an error.
     let reply = http.post(&url, Some("s-1"), &call(5, "bad_utf8_json", json!({})));
+    assert_eq!(
+        reply.body,
+        b"{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"\xff\"}]}}"
+    );
+    let reply = http.post(&url, Some("s-1"), &call(8, "cut_emoji_json", json!({})));
+    assert_eq!(reply.body, cut_emoji("8").as_bytes());
+    let reply = http.post(&url, Some("s-1"), &call(9, "cut_emoji_sse", json!({})));
+    assert_eq!(
+        reply.body,
+        format!("id: 1\ndata: {}\n\n", cut_emoji("9")).as_bytes(),
+        "no made-up error after it"
+    );
+    let reply = http.post(&url, Some("s-1"), &call(10, "not_json", json!({})));
     assert_upstream_error(&reply.response(), &upstream, "not JSON-RPC");
     ok();
 
@@ -360,7 +391,7 @@ fn a5_proxy_url_answers_each_fault_and_keeps_serving() {
         (1, "drop", "closed the connection"),
         (2, "500", "answered HTTP 500"),
         (3, "hang", "did not answer within 1 s"),
-        (5, "bad_utf8_json", "not JSON-RPC"),
+        (5, "not_json", "not JSON-RPC"),
     ] {
         proxy.send(&call(id, name, json!({})));
         let answers = proxy.until_response(id);
@@ -371,6 +402,16 @@ fn a5_proxy_url_answers_each_fault_and_keeps_serving() {
             assert_eq!(answers[0]["method"], "notifications/progress");
         }
         ok(&mut proxy, 90 + id);
+    }
+    // B4: an answer that is not strict JSON comes out as it came, its request's only
+    // answer (in a JSON body, and in an event of a stream that then ends).
+    for (id, name) in [(6, "cut_emoji_json"), (7, "cut_emoji_sse")] {
+        proxy.send(&call(id, name, json!({})));
+        assert_eq!(proxy.line(), cut_emoji(&id.to_string()), "{name}");
+        proxy.send(&call(80 + id, "ok", json!({})));
+        let next = proxy.until_response(80 + id);
+        assert_eq!(next.len(), 1, "{name}: no second answer for {id}: {next:?}");
+        assert_shaped(&next[0]);
     }
     assert!(proxy.finish().success());
 }

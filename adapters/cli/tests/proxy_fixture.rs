@@ -220,6 +220,32 @@ fn a_partial_last_line_is_forwarded_and_ended() {
     );
 }
 
+/// B4: an answer that is not strict JSON (a lone surrogate) is forwarded exactly as it
+/// came and answers its request: when the server then exits, only the requests still
+/// pending get the exit's error — never a second answer for that one (before, it got
+/// one).
+#[test]
+fn b4_an_answer_that_is_not_strict_json_is_its_request_s_only_answer() {
+    let mut proxy = Proxy::fixture(&[]);
+    handshake(&mut proxy);
+    proxy.send_json(&call(json!(5), "cut_emoji", json!({})));
+    assert_eq!(
+        proxy.line().unwrap(),
+        r#"{"result":{"content":[{"type":"text","text":"cut here \ud83d"}]},"jsonrpc":"2.0","id":5}"#,
+        "as it came"
+    );
+    proxy.send_json(&call(json!(6), "crash", json!({"code": 3})));
+    let (rest, status, _) = proxy.finish();
+    assert_eq!(status.code(), Some(3));
+    assert_eq!(
+        rest,
+        [
+            r#"{"jsonrpc":"2.0","id":6,"error":{"code":-32603,"message":"The MCP server exited with exit code 3 before answering this request","data":{"exit_code":3}}}"#
+        ],
+        "one answer for 5, and it came"
+    );
+}
+
 #[test]
 fn sigint_and_sigterm_are_forwarded_to_the_server() {
     use nix::sys::signal::Signal;

@@ -34,6 +34,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod lenient;
 pub mod listing;
 pub mod message;
 pub mod scan;

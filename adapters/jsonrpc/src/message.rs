@@ -619,9 +619,18 @@ pub fn request_ids(body: &[u8]) -> Vec<String> {
 /// ```
 /// let ids = backstop_jsonrpc::message::response_ids(br#"{"jsonrpc":"2.0","id":7,"result":{}}"#);
 /// assert_eq!(ids, ["7"]);
+/// let lone = backstop_jsonrpc::message::response_ids(br#"{"jsonrpc":"2.0","id":8,"result":"\ud83d"}"#);
+/// assert_eq!(lone, ["8"], "not strict JSON (B4)");
 /// ```
 pub fn response_ids(body: &[u8]) -> Vec<String> {
-    ids_of(body, |envelope| envelope.is_response())
+    match batch_elements(body).is_none() && Envelope::parse(body).is_none() {
+        // Not strict JSON: its id read leniently (B4).
+        true => crate::lenient::response_id(body)
+            .map(str::to_owned)
+            .into_iter()
+            .collect(),
+        false => ids_of(body, |envelope| envelope.is_response()),
+    }
 }
 
 /// The raw JSON ids of the messages in a message or batch that `keep` keeps.

@@ -598,6 +598,25 @@ impl Shaper {
         lines
     }
 
+    /// The request `id` (raw JSON) was answered by a message forwarded unread: one
+    /// that is not strict JSON (B4). It is no longer pending, so that no second answer
+    /// is ever made up for it.
+    ///
+    /// ```
+    /// let mut shaper = backstop_jsonrpc::Shaper::default();
+    /// shaper.client_message(br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"t"}}"#);
+    /// shaper.answered_unread(b"4");
+    /// assert!(shaper.pending().is_empty());
+    /// ```
+    pub fn answered_unread(&mut self, id: &[u8]) {
+        let id = serde_json::from_slice::<&RawValue>(id)
+            .ok()
+            .and_then(RequestId::from_raw);
+        if let Some(id) = id {
+            self.machine.forget(&id.into());
+        }
+    }
+
     /// Answer the requests `ids` (raw JSON, as the client wrote them) with `error`: the
     /// transport that carried them failed, and no answer will come. One error response
     /// each, in the order given, whether or not the request is still pending; each is
@@ -726,6 +745,10 @@ impl Shaper {
     pub fn long_server_message(&mut self, scanned: &Scanned) -> LongDecision {
         let unchanged = LongDecision::Route(Route::forward(Forward::Unchanged));
         if scanned.invalid {
+            // Not JSON: forwarded as it came, it answers its request (B4).
+            if let (Some(id), None) = (&scanned.id, &scanned.method) {
+                self.answered_unread(id);
+            }
             return unchanged;
         }
         if !scanned.dropped && scanned.holes.is_empty() {
@@ -856,6 +879,10 @@ impl Shaper {
 
     fn server_element(&mut self, bytes: &[u8]) -> Forward {
         let Some(envelope) = Envelope::parse(bytes) else {
+            // Not strict JSON: forwarded as it came, it answers its request (B4).
+            if let Some(id) = crate::lenient::response_id(bytes) {
+                self.answered_unread(id.as_bytes());
+            }
             return Forward::Unchanged;
         };
         if let Some(method) = envelope.method.as_deref() {

@@ -278,8 +278,12 @@ impl LongMessage {
             }
             return;
         }
-        if !invalid && !known.1 {
+        if !known.1 {
             self.answers = scan.top_id().map(<[u8]>::to_vec);
+        }
+        if invalid && let Some(id) = self.answers.as_deref() {
+            // Not JSON: forwarded as it came, it answers its request (B4).
+            shaper.answered_unread(id);
         }
         sink.release();
         let scan_on = !invalid && known == (false, false, true);

@@ -49,7 +49,7 @@ use super::listing::list_first;
 use super::message_headers::{mirror_arguments, mirror_message};
 use super::shape::{BodyShaper, EventShaper, Out, QueueSink, Queued};
 use super::upstream::{Upstream, UpstreamFailure};
-use super::{Options, Shaping, has_method, is_json, is_long_lived, lock, request_ids};
+use super::{Options, Shaping, has_method, is_answer, is_long_lived, lock, request_ids};
 use crate::framing::LineReader;
 
 /// How many times a GET stream that ended (or could not be opened) is opened again in
@@ -360,7 +360,7 @@ impl Session {
                 }
             }
         }
-        if shaped.whole().is_some_and(|whole| !is_json(whole)) {
+        if shaped.whole().is_some_and(|whole| !is_answer(whole)) {
             return Err(UpstreamFailure::NotJson);
         }
         let ended = self.shaping.shape(|shaper| shaped.end(shaper, &mut sink));

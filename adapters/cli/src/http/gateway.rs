@@ -61,7 +61,7 @@ use super::origin_guard::{self, Allowed};
 use super::shape::{BodyShaper, EventShaper, Out, QueueSink, Queued};
 use super::stateless_catalogs::StatelessCatalogs;
 use super::upstream::{Upstream, UpstreamFailure};
-use super::{Options, Shaping, is_json, is_long_lived, lock, request_ids};
+use super::{Options, Shaping, is_answer, is_long_lived, lock, request_ids};
 
 /// The body of every response the gateway sends.
 type Body = BoxBody<Bytes, hyper::Error>;
@@ -462,7 +462,7 @@ async fn json_body(
                 if whole.is_empty() && ids.is_empty() {
                     return Response::from_parts(head, full(Bytes::new()));
                 }
-                if !is_json(whole) {
+                if !is_answer(whole) {
                     return failed(gateway, shaping, &ids, &UpstreamFailure::NotJson);
                 }
                 shaping.shape(|shaper| shaped.end(shaper, &mut sink));

@@ -124,10 +124,18 @@ impl Shaping {
 }
 
 /// Whether a body reads as JSON at all (a JSON-RPC message or batch, or not): UTF-8
-/// throughout, bad UTF-8 in a string included (B4).
+/// throughout, bad UTF-8 in a string included.
 fn is_json(body: &[u8]) -> bool {
     backstop_jsonrpc::message::strict_json_text(body)
         .is_some_and(|text| serde_json::from_str::<serde::de::IgnoredAny>(text).is_ok())
+}
+
+/// Whether a body is a server's answer to pass on as it came: JSON, or a response
+/// that is not strict JSON but whose `id` reads leniently (invalid UTF-8 or a lone
+/// surrogate in a string — B4: forwarded, never replaced). A body that is neither (an
+/// HTML page, say) is no JSON-RPC answer, and its requests are answered with an error.
+fn is_answer(body: &[u8]) -> bool {
+    is_json(body) || backstop_jsonrpc::lenient::response_id(body).is_some()
 }
 
 /// Whether a client message holds a request or notification named `method`.
