@@ -19,6 +19,7 @@ use backstop_core::{Keep, Limit};
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use backstop::http::connections;
 use backstop::http::gateway::{self, Gateway};
 use backstop::http::origin_guard::{self, Allowed, Pattern};
 use backstop::http::upstream::{DEFAULT_TIMEOUT, Upstream};
@@ -218,6 +219,12 @@ struct GatewayArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = gateway::DEFAULT_SESSION_IDLE.as_secs_f64())]
     session_idle: f64,
 
+    /// The most client connections open at once. Past it, the oldest connection that
+    /// has not sent a request yet is closed to make room; when every one is serving,
+    /// a new one is refused with 503 and Retry-After.
+    #[arg(long, value_name = "N", default_value_t = connections::DEFAULT_MAX_CONNECTIONS)]
+    max_connections: usize,
+
     /// `Host` values served besides the defaults (comma-separated or repeated): a name
     /// or address, with `:port` or without (any port), or `*` for any. Listening on a
     /// loopback address, only loopback names (localhost, 127.0.0.1, [::1]) are served
@@ -364,6 +371,7 @@ fn gateway_main(args: GatewayArgs) -> ExitCode {
     let mut gateway = Gateway::new(upstream, options);
     gateway.max_body = args.max_body;
     gateway.max_sessions = args.max_sessions.max(1);
+    gateway.max_connections = args.max_connections.max(1);
     gateway.session_idle = session_idle;
     gateway.allowed = Allowed {
         hosts: args.allowed_hosts,

@@ -23,6 +23,8 @@ static SEEN_BY_DEFAULT: Mutex<Vec<Value>> = Mutex::new(Vec::new());
 static SEEN_WITH_LISTS: Mutex<Vec<Value>> = Mutex::new(Vec::new());
 /// The same, for the gateway listening on every interface.
 static SEEN_EVERYWHERE: Mutex<Vec<Value>> = Mutex::new(Vec::new());
+/// The same, for the gateway under a flood of slow-header clients.
+static SEEN_UNDER_FLOOD: Mutex<Vec<Value>> = Mutex::new(Vec::new());
 
 /// A server that answers every request with an empty result for its id and notes its
 /// headers in `seen`.
@@ -330,4 +332,52 @@ fn invented_session_ids_evict_no_real_session_s_state() {
         after["error"]["data"]["suggestion"], "Did you mean 'echo'?",
         "{after}"
     );
+}
+
+/// B2: a flood of clients that never finish their request heads (a hundred, where the
+/// gateway may open 64 files) does not stall a real client until their 30 s header
+/// timeout: past `--max-connections` the oldest of them is closed for each newcomer,
+/// and the real client is served at once. Before, the gateway ran out of descriptors,
+/// and the real client waited in the listen queue for the flood to time out.
+#[test]
+fn b2_a_slow_header_flood_leaves_a_real_client_served() {
+    use std::io::Write;
+    let (_runtime, upstream) = start_upstream(|request| answer(request, &SEEN_UNDER_FLOOD));
+    let (_gateway, url) =
+        http_support::start_gateway_with_file_limit(&upstream, &["--max-connections", "16"], 64);
+    let address = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let flood: Vec<std::net::TcpStream> = (0..100)
+        .filter_map(|_| {
+            let mut stream = std::net::TcpStream::connect(&address).ok()?;
+            stream
+                .write_all(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+                .ok()?;
+            Some(stream)
+        })
+        .collect();
+    assert!(flood.len() > 64, "the flood connected: {}", flood.len());
+    let (answered, took) = served_within(&url, std::time::Duration::from_secs(10));
+    assert!(
+        answered,
+        "not served within 10 s (the flood's header timeout is 30 s): {took:?}"
+    );
+    drop(flood);
+}
+
+/// Whether a `ping` through the gateway at `url` is answered within `limit`, on a
+/// connection of its own; how long it took.
+fn served_within(url: &str, limit: std::time::Duration) -> (bool, std::time::Duration) {
+    let start = std::time::Instant::now();
+    let url = url.to_owned();
+    let (sender, answered) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}).to_string();
+        let reply = Http::new().post(&url, None, &ping);
+        let _ = sender.send(reply.status == 200);
+    });
+    let served = answered.recv_timeout(limit).unwrap_or(false);
+    (served, start.elapsed())
 }

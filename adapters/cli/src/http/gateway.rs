@@ -37,6 +37,9 @@
 //!   else [`Gateway::allowed`]); the client's `Host` goes on as `X-Forwarded-Host`.
 //!   No CORS header is added, `Origin` and `Authorization` pass untouched, no header
 //!   value is logged.
+//! - Connections: at most [`Gateway::max_connections`] open at once; past it the
+//!   oldest that has not sent a request head yet is closed for the new one, or, when
+//!   all are serving, the new one is refused with `503` ([`super::connections`]).
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -53,8 +56,10 @@ use http_body_util::{BodyExt, Channel, Full, Limited};
 use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 
+use super::connections::{Connections, DEFAULT_MAX_CONNECTIONS, REFUSAL};
 use super::headers::{SESSION_ID, end_to_end, is_event_stream, to_upstream};
 use super::listing::list_first;
 use super::origin_guard::{self, Allowed};
@@ -89,6 +94,10 @@ pub struct Gateway {
     pub max_body: usize,
     /// The most sessions kept at once.
     pub max_sessions: usize,
+    /// The most connections open at once ([`connections`](super::connections): past
+    /// it, the oldest that has not sent a request yet is closed, or the new one is
+    /// refused with `503`).
+    pub max_connections: usize,
     /// How long a session's state is kept without a request.
     pub session_idle: Duration,
     /// The `Host` and `Origin` values served beside the defaults
@@ -114,6 +123,7 @@ impl Gateway {
             options,
             max_body: DEFAULT_MAX_BODY,
             max_sessions: DEFAULT_MAX_SESSIONS,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
             session_idle: DEFAULT_SESSION_IDLE,
             allowed: Allowed::default(),
             sessions: Mutex::new(HashMap::new()),
@@ -192,8 +202,9 @@ pub async fn serve(listener: TcpListener, gateway: Arc<Gateway>) -> io::Result<(
             sweeper.expire();
         }
     });
+    let connections = Arc::new(Connections::new(gateway.max_connections));
     loop {
-        let (stream, _) = match listener.accept().await {
+        let (mut stream, _) = match listener.accept().await {
             Ok(accepted) => accepted,
             // Out of descriptors, a connection reset before it was taken: keep serving.
             Err(_) => {
@@ -202,18 +213,32 @@ pub async fn serve(listener: TcpListener, gateway: Arc<Gateway>) -> io::Result<(
             }
         };
         let _ = stream.set_nodelay(true);
+        let Some(admission) = connections.admit() else {
+            tokio::spawn(async move {
+                let _ = stream.write_all(REFUSAL).await;
+                let _ = stream.shutdown().await;
+            });
+            continue;
+        };
         let gateway = Arc::clone(&gateway);
         tokio::spawn(async move {
+            let admission = Arc::new(admission);
+            let started = Arc::clone(&admission);
             let service = service_fn(move |request| {
+                started.started();
                 let gateway = Arc::clone(&gateway);
                 async move { Ok::<_, Infallible>(handle(&gateway, listen, request).await) }
             });
-            // A client that never finishes its headers does not hold a connection forever.
-            let _ = hyper::server::conn::http1::Builder::new()
+            // A client that never finishes its headers does not hold a connection
+            // forever, nor past a newer connection's need of its place.
+            let connection = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
                 .header_read_timeout(Duration::from_secs(30))
-                .serve_connection(TokioIo::new(stream), service)
-                .await;
+                .serve_connection(TokioIo::new(stream), service);
+            tokio::select! {
+                _ = connection => {}
+                () = admission.evicted() => {}
+            }
         });
     }
 }

@@ -22,6 +22,7 @@
 //!   (`Mcp-Method`, `Mcp-Name`, `MCP-Protocol-Version`) on the POSTs backstop makes.
 
 pub mod client;
+pub mod connections;
 pub mod gateway;
 pub mod headers;
 pub mod listing;

@@ -289,6 +289,33 @@ pub fn start_gateway(upstream: &str, options: &[&str]) -> (Spawned, String) {
     start_gateway_logging(upstream, options, None)
 }
 
+/// [`start_gateway`] with the gateway's open files limited to `files` (`ulimit -n`).
+#[allow(dead_code)] // not every test binary that includes this module asks
+pub fn start_gateway_with_file_limit(
+    upstream: &str,
+    options: &[&str],
+    files: u32,
+) -> (Spawned, String) {
+    let port = free_port();
+    let mut child = Command::new("bash")
+        .args(["-c", &format!(r#"ulimit -n {files}; exec "$0" "$@""#)])
+        .arg(backstop())
+        .args([
+            "gateway",
+            "--quiet",
+            "--listen",
+            &format!("127.0.0.1:{port}"),
+        ])
+        .args(["--upstream", upstream])
+        .args(options)
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("backstop starts");
+    wait_for_port(port, &mut child);
+    (Spawned(child), format!("http://127.0.0.1:{port}/mcp"))
+}
+
 /// [`start_gateway`], its log of converted failures (G1) in `log` when given (else
 /// `--quiet`).
 pub fn start_gateway_logging(
