@@ -7,133 +7,206 @@
 //! Strings are skipped by their quotes and escapes alone (their contents are not
 //! checked); everything else must be the structure of one JSON object. The `id` itself
 //! must be strict JSON (a number, or a string), and the message must have no
-//! top-level `method` (it is a response).
+//! top-level `method` (it is a response). [`TopReader`] reads it as the bytes come, in
+//! memory bounded whatever the message's length; [`response_id`] reads a whole one.
 //!
 //! ```
 //! use backstop_jsonrpc::lenient::response_id;
 //! let cut = b"{\"jsonrpc\":\"2.0\",\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"\\ud83d\"}]},\"id\":7}";
 //! assert!(serde_json::from_slice::<serde_json::Value>(cut).is_err(), "a lone surrogate");
-//! assert_eq!(response_id(cut), Some("7"));
+//! assert_eq!(response_id(cut).as_deref(), Some("7"));
 //! assert_eq!(response_id(b"{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"x\",\"params\":\"\xff\"}"), None, "a request");
 //! ```
 
 /// The raw top-level `id` of `message` (one JSON-RPC message, read leniently), when it
 /// is a response: it has an `id` that is strict JSON, and no `method`.
-pub fn response_id(message: &[u8]) -> Option<&str> {
-    let members = top_members(message)?;
-    if members.method {
-        return None;
-    }
-    let id = std::str::from_utf8(members.id?).ok()?;
-    serde_json::from_str::<&serde_json::value::RawValue>(id).ok()?;
-    Some(id)
+pub fn response_id(message: &[u8]) -> Option<String> {
+    let mut reader = TopReader::default();
+    reader.push(message);
+    reader.response_id()
 }
 
-/// What the top level of a message says, as far as its structure could be read.
-#[derive(Debug, Default)]
-struct TopMembers<'a> {
-    id: Option<&'a [u8]>,
+/// The longest `id` read (longer ones are no ids this reader gives).
+const MAX_ID_BYTES: usize = 1024;
+
+/// The top level of one message read leniently as its bytes come (see the [module
+/// docs](self)), holding no more than its `id`.
+///
+/// ```
+/// use backstop_jsonrpc::lenient::TopReader;
+/// let mut reader = TopReader::default();
+/// for piece in [&b"{\"result\":\"\xff"[..], b"\",\"i", b"d\":\"a\\\"", b"b\"}"] {
+///     reader.push(piece);
+/// }
+/// assert_eq!(reader.response_id().as_deref(), Some(r#""a\"b""#));
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct TopReader {
+    state: State,
+    /// Containers open inside the top-level object.
+    depth: usize,
+    /// The key of the top-level member being read (up to 8 bytes; longer is none).
+    key: Vec<u8>,
+    key_long: bool,
+    /// The id's bytes while it is read, and once read.
+    id: Option<Vec<u8>>,
+    reading_id: bool,
     method: bool,
 }
 
-/// The top-level `id` and whether there is a `method`, read from an object's members
-/// up to its end; `None` when `message` is no object, or its structure breaks before
-/// its end (then neither can be trusted).
-fn top_members(message: &[u8]) -> Option<TopMembers<'_>> {
-    let mut at = skip_space(message, 0);
-    expect(message, &mut at, b'{')?;
-    let mut members = TopMembers::default();
-    at = skip_space(message, at);
-    if message.get(at) == Some(&b'}') {
-        return Some(members);
-    }
-    loop {
-        let key_start = at;
-        at = skip_string(message, at)?;
-        let key = &message[key_start + 1..at - 1];
-        at = skip_space(message, at);
-        expect(message, &mut at, b':')?;
-        let value_start = skip_space(message, at);
-        at = skip_value(message, value_start)?;
-        match key {
-            b"id" => members.id = Some(&message[value_start..at]),
-            b"method" => members.method = true,
-            _ => {}
-        }
-        at = skip_space(message, at);
-        match message.get(at)? {
-            b',' => at = skip_space(message, at + 1),
-            b'}' => {
-                let end = skip_space(message, at + 1);
-                return (end == message.len()).then_some(members);
-            }
-            _ => return None,
-        }
-    }
+/// Where the reader is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum State {
+    /// Before the top-level object.
+    #[default]
+    Start,
+    /// In the top-level object, before a key (or its end).
+    Key,
+    /// In a top-level key's string (`escaped`: after a backslash).
+    KeyString { escaped: bool },
+    /// After a key, before its colon.
+    Colon,
+    /// Before a member's value.
+    Value,
+    /// In a member's value: in a string, or not.
+    InValue { string: bool, escaped: bool },
+    /// After the top-level object's end.
+    End,
+    /// Not one JSON object, as far as structure goes.
+    Broken,
 }
 
-fn skip_space(bytes: &[u8], mut at: usize) -> usize {
-    while bytes
-        .get(at)
-        .is_some_and(|b| matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
-    {
-        at += 1;
-    }
-    at
-}
-
-fn expect(bytes: &[u8], at: &mut usize, byte: u8) -> Option<()> {
-    (bytes.get(*at) == Some(&byte)).then(|| *at += 1)
-}
-
-/// The end of the string that starts at `at` (just past its closing quote).
-fn skip_string(bytes: &[u8], at: usize) -> Option<usize> {
-    if bytes.get(at) != Some(&b'"') {
-        return None;
-    }
-    let mut at = at + 1;
-    loop {
-        let next = at + memchr::memchr2(b'"', b'\\', bytes.get(at..)?)?;
-        match bytes[next] {
-            b'"' => return Some(next + 1),
-            _ => at = next + 2, // the escaped byte, whatever it is
-        }
-    }
-}
-
-/// The end of the value that starts at `at`: a string, a container (its strings
-/// skipped, its brackets counted), or a scalar (up to the next delimiter).
-fn skip_value(bytes: &[u8], at: usize) -> Option<usize> {
-    match bytes.get(at)? {
-        b'"' => skip_string(bytes, at),
-        b'{' | b'[' => {
-            let mut depth = 0usize;
-            let mut at = at;
-            loop {
-                match bytes.get(at)? {
-                    b'"' => {
-                        at = skip_string(bytes, at)?;
-                        continue;
+impl TopReader {
+    /// The next bytes of the message.
+    pub fn push(&mut self, mut bytes: &[u8]) {
+        while let Some((&byte, rest)) = bytes.split_first() {
+            match self.state {
+                State::Broken => return,
+                // Inside a string of a value that is not the id: to its next quote or
+                // backslash at once (the bulk of a long message).
+                State::InValue {
+                    string: true,
+                    escaped: false,
+                } if !self.reading_id && byte != b'"' && byte != b'\\' => {
+                    match memchr::memchr2(b'"', b'\\', bytes) {
+                        Some(at) => bytes = &bytes[at..],
+                        None => return,
                     }
-                    b'{' | b'[' => depth += 1,
-                    b'}' | b']' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            return Some(at + 1);
-                        }
-                    }
-                    _ => {}
                 }
-                at += 1;
+                _ => {
+                    self.byte(byte);
+                    bytes = rest;
+                }
             }
         }
-        _ => {
-            let rest = &bytes[at..];
-            let len = rest
-                .iter()
-                .position(|b| matches!(b, b',' | b'}' | b']' | b' ' | b'\t' | b'\n' | b'\r'))
-                .unwrap_or(rest.len());
-            (len > 0).then_some(at + len)
+    }
+
+    /// The raw `id` once the whole message was pushed, when it is a response (see
+    /// [`response_id`]).
+    pub fn response_id(&self) -> Option<String> {
+        if self.state != State::End || self.method {
+            return None;
+        }
+        let id = String::from_utf8(self.id.clone()?).ok()?;
+        serde_json::from_str::<&serde_json::value::RawValue>(&id).ok()?;
+        Some(id)
+    }
+
+    fn byte(&mut self, byte: u8) {
+        let space = matches!(byte, b' ' | b'\t' | b'\n' | b'\r');
+        self.state = match self.state {
+            State::Start | State::End if space => self.state,
+            State::Start if byte == b'{' => State::Key,
+            State::Key if space => State::Key,
+            State::Key if byte == b'"' => {
+                self.key.clear();
+                self.key_long = false;
+                State::KeyString { escaped: false }
+            }
+            State::Key if byte == b'}' => State::End,
+            State::KeyString { escaped: true } => self.key_byte(byte),
+            State::KeyString { escaped: false } if byte == b'"' => State::Colon,
+            State::KeyString { escaped: false } if byte == b'\\' => {
+                self.key_long = true; // an escaped key is not one this reader names
+                State::KeyString { escaped: true }
+            }
+            State::KeyString { escaped: false } => self.key_byte(byte),
+            State::Colon if space => State::Colon,
+            State::Colon if byte == b':' => State::Value,
+            State::Value if space => State::Value,
+            State::Value => {
+                let named = |name: &[u8]| !self.key_long && self.key == name;
+                self.reading_id = named(b"id");
+                self.method |= named(b"method");
+                if self.reading_id {
+                    self.id = Some(Vec::new());
+                }
+                self.value_byte(byte, false, false)
+            }
+            State::InValue { string, escaped } => self.value_byte(byte, string, escaped),
+            _ => State::Broken,
+        };
+    }
+
+    fn key_byte(&mut self, byte: u8) -> State {
+        if self.key.len() < 8 {
+            self.key.push(byte);
+        } else {
+            self.key_long = true;
+        }
+        State::KeyString { escaped: false }
+    }
+
+    /// One byte of a member's value (`string`, `escaped`: where in it the last left).
+    fn value_byte(&mut self, byte: u8, string: bool, escaped: bool) -> State {
+        let delimiter = !string && self.depth == 0 && matches!(byte, b',' | b'}');
+        let ends_scalar = !string
+            && self.depth == 0
+            && matches!(byte, b' ' | b'\t' | b'\n' | b'\r' | b',' | b'}');
+        if ends_scalar {
+            self.reading_id = false;
+        }
+        if self.reading_id {
+            let id = self.id.get_or_insert_with(Vec::new);
+            if id.len() < MAX_ID_BYTES {
+                id.push(byte);
+            } else {
+                self.id = None;
+                self.reading_id = false;
+            }
+        }
+        if delimiter {
+            return match byte {
+                b',' => State::Key,
+                _ => State::End,
+            };
+        }
+        let next = match (string, escaped, byte) {
+            (true, true, _) => (true, false),
+            (true, false, b'\\') => (true, true),
+            (true, false, b'"') => (false, false),
+            (true, false, _) => (true, false),
+            (false, _, b'"') => (true, false),
+            (false, _, b'{' | b'[') => {
+                self.depth += 1;
+                (false, false)
+            }
+            (false, _, b'}' | b']') => match self.depth.checked_sub(1) {
+                Some(depth) => {
+                    self.depth = depth;
+                    (false, false)
+                }
+                None => return State::Broken,
+            },
+            (false, _, _) => (false, false),
+        };
+        if !next.0 && self.depth == 0 && byte == b'"' && self.reading_id {
+            // A string id ends with its closing quote.
+            self.reading_id = false;
+        }
+        State::InValue {
+            string: next.0,
+            escaped: next.1,
         }
     }
 }
@@ -145,7 +218,7 @@ mod tests {
 
     #[test]
     fn b4_reads_the_id_around_what_strict_json_refuses() {
-        let cases: [(&[u8], Option<&str>); 9] = [
+        let cases: [(&[u8], Option<&str>); 10] = [
             (
                 b"{\"id\":\"a\\\"b\",\"result\":\"\xff\xfe\"}",
                 Some("\"a\\\"b\""),
@@ -167,10 +240,14 @@ mod tests {
                 b"{\"id\":1,\"method\":\"notifications/x\",\"params\":\"\xff\"}",
                 None,
             ),
+            (
+                b"{\"error\":{\"code\":-32603,\"\nmessage\":\"x\"},\"id\":4}",
+                Some("4"),
+            ),
         ];
         for (message, id) in cases {
             assert_eq!(
-                response_id(message),
+                response_id(message).as_deref(),
                 id,
                 "{}",
                 String::from_utf8_lossy(message)
@@ -179,21 +256,30 @@ mod tests {
     }
 
     proptest! {
-        /// On strict JSON it reads what serde_json reads.
+        /// On strict JSON it reads what serde_json reads, whatever the chunking.
         #[test]
         fn b4_agrees_with_serde_json_on_valid_messages(
             id in prop_oneof![any::<i64>().prop_map(|n| serde_json::json!(n)), ".{0,12}".prop_map(serde_json::Value::from)],
             text in ".{0,40}",
             id_last in any::<bool>(),
+            spaced in any::<bool>(),
+            chunk in 1usize..17,
         ) {
             let result = serde_json::json!({"content": [{"type": "text", "text": text}], "x": [[{}], "]"]});
-            let message = match id_last {
-                true => serde_json::json!({"jsonrpc": "2.0", "result": result, "id": id}),
-                false => serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result}),
+            let id_json = serde_json::to_string(&id).unwrap();
+            let result_json = match spaced {
+                true => serde_json::to_string_pretty(&result).unwrap(),
+                false => result.to_string(),
             };
-            let bytes = serde_json::to_vec(&message).unwrap();
-            let expected = serde_json::to_string(&id).unwrap();
-            prop_assert_eq!(response_id(&bytes), Some(expected.as_str()));
+            let message = match id_last {
+                true => format!(r#"{{"jsonrpc":"2.0","result":{result_json} , "id" : {id_json} }}"#),
+                false => format!(r#"{{"jsonrpc":"2.0","id":{id_json},"result":{result_json}}}"#),
+            };
+            let mut reader = TopReader::default();
+            for piece in message.as_bytes().chunks(chunk) {
+                reader.push(piece);
+            }
+            prop_assert_eq!(reader.response_id(), Some(id_json));
         }
 
         /// Whatever the bytes, it never panics.

@@ -625,10 +625,7 @@ pub fn request_ids(body: &[u8]) -> Vec<String> {
 pub fn response_ids(body: &[u8]) -> Vec<String> {
     match batch_elements(body).is_none() && Envelope::parse(body).is_none() {
         // Not strict JSON: its id read leniently (B4).
-        true => crate::lenient::response_id(body)
-            .map(str::to_owned)
-            .into_iter()
-            .collect(),
+        true => crate::lenient::response_id(body).into_iter().collect(),
         false => ids_of(body, |envelope| envelope.is_response()),
     }
 }

@@ -34,6 +34,7 @@
 use backstop_core::ProtocolError;
 use backstop_core::protocol_error::code::INTERNAL_ERROR;
 
+use crate::lenient::TopReader;
 use crate::scan::{Scan, Scanned};
 use crate::shaper::{Forward, LongDecision, Route, Shaper};
 
@@ -180,6 +181,9 @@ pub struct LongMessage {
     answers: Option<Vec<u8>>,
     /// The message's bytes so far.
     bytes: u64,
+    /// Its top level read leniently, while its `id` is not known otherwise: a message
+    /// that is not JSON still answers its request (B4).
+    top: TopReader,
 }
 
 #[derive(Debug)]
@@ -220,6 +224,7 @@ impl LongMessage {
             },
             answers: None,
             bytes: 0,
+            top: TopReader::default(),
         }
     }
 
@@ -232,6 +237,13 @@ impl LongMessage {
         sink: &mut impl Sink,
     ) {
         self.bytes += message.len() as u64;
+        let id_known = match &self.state {
+            LongState::Passing(_) => self.answers.is_some(),
+            LongState::Scanning { scan, .. } | LongState::Lost(scan) => scan.top_id().is_some(),
+        };
+        if !id_known {
+            self.top.push(message);
+        }
         let (scan, asked) = match &mut self.state {
             LongState::Passing(scan) => {
                 sink.send(framed);
@@ -312,12 +324,16 @@ impl LongMessage {
         match self.state {
             LongState::Passing(scan) => {
                 frame.end_original(sink);
-                if let Some(scan) = scan {
-                    let scanned = scan.finish();
-                    if !scanned.invalid {
+                match scan.map(|scan| scan.finish()) {
+                    Some(scanned) if !scanned.invalid => {
                         shaper.passes_early(scanned.id.as_deref(), None, true);
                         answers.extend(scanned.id.and_then(|id| String::from_utf8(id).ok()));
                     }
+                    // Not JSON, its id not known when it began to pass (B4).
+                    _ if self.answers.is_none() => {
+                        answers.extend(answered_leniently(&self.top, shaper));
+                    }
+                    _ => {}
                 }
             }
             LongState::Lost(scan) => {
@@ -327,6 +343,9 @@ impl LongMessage {
                 let scanned = scan.finish();
                 if scanned.method.is_none() {
                     answers.extend(scanned.id.clone().and_then(|id| String::from_utf8(id).ok()));
+                }
+                if scanned.invalid && scanned.id.is_none() {
+                    answers.extend(answered_leniently(&self.top, shaper));
                 }
                 let lost = sink.held_lost();
                 match shaper.long_server_message(&scanned) {
@@ -357,6 +376,14 @@ impl LongMessage {
         }
         answers
     }
+}
+
+/// The id of a message that is not JSON, read leniently (`top`), if it is a response:
+/// its request is answered by it (B4).
+fn answered_leniently(top: &TopReader, shaper: &mut Shaper) -> Option<String> {
+    let id = top.response_id()?;
+    shaper.answered_unread(id.as_bytes());
+    Some(id)
 }
 
 /// The error a response is answered with when what was held of it could not be kept

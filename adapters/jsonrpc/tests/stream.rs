@@ -727,24 +727,29 @@ fn b5_an_answer_whose_held_bytes_are_lost_is_answered_once_with_an_error() {
 #[test]
 fn b4_a_long_answer_that_is_not_json_passes_as_it_came_and_answers_its_request() {
     let big = "line of output\n".repeat(200_000);
-    let result = json!({"content": [{"type": "text", "text": big}]}).to_string();
-    // The answer to the tools/call: held until it turns out not to be JSON.
-    let line = format!(
-        r#"{{"jsonrpc":"2.0","id":1,"result":{}"#,
-        &result[..result.len() - 3]
-    ) + r#"\ud83d"}]}}"#;
-    let mut reading = shaper(2_000);
-    let mut sink = MemorySink::default();
-    let mut stream = ServerStream::new(64 << 10);
-    for chunk in line.as_bytes().chunks(70_000) {
-        stream.push(&mut reading, chunk, &mut sink);
+    // A text cut inside an emoji: its last escape a lone surrogate.
+    let text = serde_json::to_string(&big).unwrap();
+    let text = format!(r#"{}\ud83d""#, &text[..text.len() - 1]);
+    let cut = format!(r#"{{"content":[{{"type":"text","text":{text}}}]}}"#);
+    // The answer to the tools/call, its id before the bad escape and after it: held
+    // until it turns out not to be JSON.
+    for line in [
+        format!(r#"{{"jsonrpc":"2.0","id":1,"result":{cut}}}"#),
+        format!(r#"{{"jsonrpc":"2.0","result":{cut},"id":1}}"#),
+    ] {
+        let mut reading = shaper(2_000);
+        let mut sink = MemorySink::default();
+        let mut stream = ServerStream::new(64 << 10);
+        for chunk in line.as_bytes().chunks(70_000) {
+            stream.push(&mut reading, chunk, &mut sink);
+        }
+        stream.push(&mut reading, b"\n", &mut sink);
+        stream.finish(&mut reading, &mut sink);
+        assert!(sink.sent == format!("{line}\n").as_bytes(), "as it came");
+        assert_eq!(
+            reading.pending().len(),
+            1,
+            "answered: only the resources/read is left"
+        );
     }
-    stream.push(&mut reading, b"\n", &mut sink);
-    stream.finish(&mut reading, &mut sink);
-    assert!(sink.sent == format!("{line}\n").as_bytes(), "as it came");
-    assert_eq!(
-        reading.pending().len(),
-        1,
-        "answered: only the resources/read is left"
-    );
 }
