@@ -2,6 +2,7 @@
 //! `backstop proxy --url` at a 1 MB cap, a 100 MB `tools/call` result — as one SSE
 //! event, and as a JSON body — comes out cut to the cap with its tail, its event's other
 //! lines as they came; a 100 MB event that needs no change comes out byte-identical;
+//! a 100 MB SSE comment line is dropped, never held;
 //! and the peak resident memory of the backstop process (VmHWM from `/proc`, read while
 //! it runs) stays within [`RSS_BOUND`]: a bound on memory is a correctness property
 //! here, not a speed claim.
@@ -131,6 +132,13 @@ async fn serve(request: Request<Incoming>) -> Result<Response<Body>, Infallible>
             streamed("application/json", big_pieces(head, tail))
         }
         Some("big_note") => streamed("text/event-stream", notification_stream(&id)),
+        Some("big_comment") => {
+            let answer = json!({"jsonrpc": "2.0", "id": id, "result": {"content": []}});
+            let pieces = big_pieces(": ".to_owned(), "\n".to_owned()).chain(std::iter::once(
+                Bytes::from(format!("id: c-1\ndata: {answer}\n\n")),
+            ));
+            streamed("text/event-stream", pieces)
+        }
         _ => Response::builder()
             .header("content-type", "application/json")
             .body(full(
@@ -196,6 +204,15 @@ fn b3_a_100_mb_result_event_and_body_through_the_gateway_in_bounded_memory() {
     assert!(
         reply.body == sent,
         "B2: a 100 MB event that needs no change passes byte-identical"
+    );
+
+    // B2: a 100 MB comment line is dropped as it comes, never held; its event passes.
+    let reply = http.post(&url, Some(&session), &call(5, "big_comment", json!({})));
+    let answer = json!({"jsonrpc": "2.0", "id": 5, "result": {"content": []}});
+    assert!(
+        reply.body == format!("id: c-1\ndata: {answer}\n\n").as_bytes(),
+        "{:.200}",
+        String::from_utf8_lossy(&reply.body)
     );
 
     assert_bounded("backstop gateway", gateway.0.id());

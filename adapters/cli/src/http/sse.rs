@@ -277,9 +277,15 @@ enum LineKind {
     Data,
 }
 
-/// An SSE stream cut into [`Piece`]s as it comes, in memory bounded by the longest
-/// line that is not `data` (a `data` value streams through in pieces of any length:
-/// SPEC B3).
+/// The longest line that is not `data` passed on (a comment, `id:`, `event:`,
+/// `retry:`, an unknown field). SSE gives none of them a use for more; a longer one is
+/// dropped as it comes, never held (B2: a 1 GB comment line would otherwise be held
+/// whole, twice).
+pub const MAX_FIELD_LINE_BYTES: usize = 64 << 10;
+
+/// An SSE stream cut into [`Piece`]s as it comes, in memory bounded by
+/// [`MAX_FIELD_LINE_BYTES`] (a `data` value streams through in pieces of any length:
+/// SPEC B3; a longer line that is not `data` is dropped).
 ///
 /// ```
 /// use backstop::http::sse::{EventReader, Piece};
@@ -295,6 +301,8 @@ enum LineKind {
 pub struct EventReader {
     line: Vec<u8>,
     reading: Reading,
+    /// The current field line is past [`MAX_FIELD_LINE_BYTES`]: dropped.
+    dropping: bool,
 }
 
 impl EventReader {
@@ -352,11 +360,11 @@ impl EventReader {
                 }
                 Reading::Field => match memchr::memchr2(b'\n', b'\r', bytes) {
                     None => {
-                        self.line.extend_from_slice(bytes);
+                        self.keep_field(bytes);
                         bytes = &[];
                     }
                     Some(at) => {
-                        self.line.extend_from_slice(&bytes[..at]);
+                        self.keep_field(&bytes[..at]);
                         if bytes[at] == b'\n' {
                             self.end_line(LineKind::Field, b"\n", &mut piece);
                         } else {
@@ -391,19 +399,34 @@ impl EventReader {
     pub fn finish(&mut self, mut piece: impl FnMut(Piece<'_>)) {
         match std::mem::take(&mut self.reading) {
             Reading::Cr(ended) => self.end_line(ended, b"\r", &mut piece),
-            Reading::Name | Reading::Field if !self.line.is_empty() => {
+            Reading::Name | Reading::Field if !self.line.is_empty() && !self.dropping => {
                 piece(Piece::Field(&self.line));
             }
             _ => {}
         }
+        self.dropping = false;
         self.line.clear();
         self.reading = Reading::LineStart;
+    }
+
+    /// More of the field line being read, unless it is too long to pass.
+    fn keep_field(&mut self, bytes: &[u8]) {
+        if self.dropping {
+            return;
+        }
+        if self.line.len() + bytes.len() > MAX_FIELD_LINE_BYTES {
+            self.dropping = true;
+            self.line = Vec::new();
+            return;
+        }
+        self.line.extend_from_slice(bytes);
     }
 
     fn end_line(&mut self, ended: LineKind, ending: &[u8], piece: &mut impl FnMut(Piece<'_>)) {
         match ended {
             LineKind::Blank => piece(Piece::EventEnd(ending)),
             LineKind::Data => piece(Piece::DataEnd(ending)),
+            LineKind::Field if std::mem::take(&mut self.dropping) => self.line.clear(),
             LineKind::Field => {
                 self.line.extend_from_slice(ending);
                 piece(Piece::Field(&self.line));
@@ -505,6 +528,31 @@ mod tests {
         }
         reader.finish(&mut take);
         out
+    }
+
+    #[test]
+    fn b2_a_field_line_past_the_bound_is_dropped_the_rest_passes() {
+        let long = vec![b'x'; MAX_FIELD_LINE_BYTES * 3];
+        let at_bound = vec![b'y'; MAX_FIELD_LINE_BYTES - 3];
+        for ending in [&b"\n"[..], b"\r\n", b"\r"] {
+            let mut stream = [b": ", &long[..], ending].concat();
+            stream.extend([b"id: ", &long[..], ending].concat());
+            stream.extend([b": ", &at_bound[..], ending].concat());
+            stream.extend(b"data: 1\n\n");
+            for size in [1, 7, 4096, stream.len()] {
+                let got = pieces(&stream, size);
+                let kinds: String = got.iter().map(|(kind, _)| *kind).collect();
+                assert_eq!(kinds, "fsvde", "{size}");
+                assert_eq!(
+                    got[0].1,
+                    [b": ", &at_bound[..], ending].concat(),
+                    "at the bound: passed"
+                );
+            }
+        }
+        // Cut off mid-line at the end of the stream: nothing of it.
+        let got = pieces(&[b"data: 1\n\n: ", &long[..]].concat(), 1000);
+        assert_eq!(got.last().unwrap().0, 'e');
     }
 
     #[test]
