@@ -134,3 +134,55 @@ fn a5_server_everything_behind_proxy_url() {
     check_shaped(&answers);
     assert!(proxy.finish().success());
 }
+
+/// Open the server's `GET` stream of `session` at `url` on a connection of its own:
+/// the response's status line, and the connection (dropping it leaves the stream).
+fn open_get_stream(url: &str, session: &str) -> (String, std::net::TcpStream) {
+    use std::io::{BufRead, BufReader, Write};
+    let address = url.trim_start_matches("http://");
+    let (host, path) = address.split_once('/').unwrap();
+    let mut stream = std::net::TcpStream::connect(host).unwrap();
+    stream
+        .set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        stream,
+        "GET /{path} HTTP/1.1\r\nHost: {host}\r\nAccept: text/event-stream\r\n\
+         Mcp-Session-Id: {session}\r\nMcp-Protocol-Version: 2025-06-18\r\n\r\n"
+    )
+    .unwrap();
+    let mut status = String::new();
+    BufReader::new(&stream).read_line(&mut status).unwrap();
+    (status.trim_end().to_owned(), stream)
+}
+
+/// A5, B2: a client that drops the server's `GET` stream through the gateway leaves
+/// it upstream too: it can open it again at once, as directly (the reference server
+/// allows one such stream per session, and refused the second with `409` while the
+/// gateway kept the first open upstream).
+#[test]
+fn a5_a_get_stream_the_client_drops_is_closed_upstream() {
+    let Some(bin) =
+        http_support::everything_or_skip("a5_a_get_stream_the_client_drops_is_closed_upstream")
+    else {
+        return;
+    };
+    let fronted = Fronted::everything(&bin, &[]);
+    let http = Http::new();
+    for url in [&fronted.direct, &fronted.url] {
+        let (session, _) = http.initialize(url);
+        let (status, stream) = open_get_stream(url, &session);
+        assert!(status.ends_with(" 200 OK"), "{url}: {status}");
+        drop(stream);
+        // The drop takes a moment to reach the server through the gateway.
+        let reopened = (0..50).find_map(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            let (status, _stream) = open_get_stream(url, &session);
+            status.ends_with(" 200 OK").then_some(status)
+        });
+        assert!(
+            reopened.is_some(),
+            "{url}: the stream could not be opened again"
+        );
+    }
+}

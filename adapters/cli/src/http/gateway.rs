@@ -52,13 +52,14 @@ use backstop_jsonrpc::stream::Sink;
 use bytes::Bytes;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Channel, Full, Limited};
+use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 
+use super::body_channel::{self, BodySender, ClientGone};
 use super::connections::{Connections, DEFAULT_MAX_CONNECTIONS, REFUSAL};
 use super::headers::{SESSION_ID, end_to_end, is_event_stream, to_upstream};
 use super::listing::list_first;
@@ -263,9 +264,14 @@ pub fn run(listen: SocketAddr, gateway: Gateway, quiet: bool) -> io::Result<()> 
 
 /// A whole body.
 fn full(bytes: impl Into<Bytes>) -> Body {
-    Full::new(bytes.into())
-        .map_err(|never: Infallible| match never {})
-        .boxed()
+    boxed(Full::new(bytes.into()))
+}
+
+/// A body that cannot fail, as the gateway's.
+fn boxed(
+    body: impl hyper::body::Body<Data = Bytes, Error = Infallible> + Send + Sync + 'static,
+) -> Body {
+    body.map_err(|never: Infallible| match never {}).boxed()
 }
 
 /// A response with `status` and a plain-text body.
@@ -448,12 +454,14 @@ async fn handle(gateway: &Gateway, listen: IpAddr, request: Request<Incoming>) -
     }
     if is_event_stream(&head.headers) {
         let patient = parts.method == Method::GET || is_long_lived(&sent);
-        let (sender, channel) = Channel::<Bytes, hyper::Error>::new(8);
+        let (sender, channel) = body_channel::channel();
         let upstream = gateway.upstream.clone();
         tokio::spawn(async move {
+            // Returns when the client is gone too: the upstream stream is dropped,
+            // closed, with it.
             let _ = stream_events(&upstream, &shaping, &mut body, ids, patient, sender).await;
         });
-        return Response::from_parts(head, channel.boxed());
+        return Response::from_parts(head, boxed(channel));
     }
     if parts.method == Method::GET || status == StatusCode::ACCEPTED {
         return Response::from_parts(head, body.boxed());
@@ -495,13 +503,13 @@ async fn json_body(
             }
         }
     }
-    let (sender, channel) = Channel::<Bytes, hyper::Error>::new(8);
+    let (sender, channel) = body_channel::channel();
     let upstream = gateway.upstream.clone();
     let shaping = Arc::clone(shaping);
     tokio::spawn(async move {
         let _ = stream_body(&upstream, &shaping, body, shaped, sink, ids, sender).await;
     });
-    Response::from_parts(head, channel.boxed())
+    Response::from_parts(head, boxed(channel))
 }
 
 /// The rest of a long JSON body, shaped into `sender` as it arrives. When the server
@@ -513,8 +521,8 @@ async fn stream_body(
     mut shaped: BodyShaper,
     mut sink: QueueSink,
     ids: Vec<String>,
-    mut sender: Sender,
-) -> Result<(), http_body_util::channel::SendError> {
+    mut sender: BodySender,
+) -> Result<(), ClientGone> {
     loop {
         send_queued(&mut sink, &mut sender).await?;
         match upstream.next_data(&mut body, false).await {
@@ -537,14 +545,8 @@ async fn stream_body(
     send_queued(&mut sink, &mut sender).await
 }
 
-/// The sending half of a streamed response body.
-type Sender = http_body_util::channel::Sender<Bytes, hyper::Error>;
-
 /// Send what `sink` queued, held bytes read back a piece at a time.
-async fn send_queued(
-    sink: &mut QueueSink,
-    sender: &mut Sender,
-) -> Result<(), http_body_util::channel::SendError> {
+async fn send_queued(sink: &mut QueueSink, sender: &mut BodySender) -> Result<(), ClientGone> {
     let queued: Vec<Queued> = sink.drain().collect();
     for queued in queued {
         match queued {
@@ -567,12 +569,16 @@ async fn stream_events(
     body: &mut Incoming,
     mut ids: Vec<String>,
     patient: bool,
-    mut sender: Sender,
-) -> Result<(), http_body_util::channel::SendError> {
+    mut sender: BodySender,
+) -> Result<(), ClientGone> {
     let mut events = EventShaper::new(Out::Http);
     let mut sink = QueueSink::default();
     let ended = loop {
-        let data = match upstream.next_data(body, patient).await {
+        let next = tokio::select! {
+            next = upstream.next_data(body, patient) => next,
+            () = sender.closed() => return Err(ClientGone),
+        };
+        let data = match next {
             Ok(Some(data)) => data,
             Ok(None) => break None,
             Err(failure) => break Some(failure),

@@ -21,6 +21,7 @@
 //! - [`message_headers`]: the 2026-07-28 headers that mirror a message's body
 //!   (`Mcp-Method`, `Mcp-Name`, `MCP-Protocol-Version`) on the POSTs backstop makes.
 
+pub mod body_channel;
 pub mod client;
 pub mod connections;
 pub mod gateway;
