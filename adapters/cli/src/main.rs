@@ -184,6 +184,12 @@ struct ProxyArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_TIMEOUT.as_secs_f64())]
     timeout: f64,
 
+    /// Seconds a whole answer may take, however steadily its bytes come (none by
+    /// default: --timeout bounds only the gaps between them). A long-lived stream
+    /// (the server's GET stream, `subscriptions/listen`, `tasks/result`) has none.
+    #[arg(long, value_name = "SECONDS")]
+    answer_timeout: Option<f64>,
+
     /// The server's command and its arguments, after `--`.
     #[arg(last = true, required_unless_present = "url", value_name = "COMMAND")]
     command: Vec<OsString>,
@@ -206,6 +212,12 @@ struct GatewayArgs {
     /// `tasks/result` stream may be quiet longer).
     #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_TIMEOUT.as_secs_f64())]
     timeout: f64,
+
+    /// Seconds a whole answer may take, however steadily its bytes come (none by
+    /// default: --timeout bounds only the gaps between them). A long-lived stream
+    /// (the server's GET stream, `subscriptions/listen`, `tasks/result`) has none.
+    #[arg(long, value_name = "SECONDS")]
+    answer_timeout: Option<f64>,
 
     /// The largest request body taken, in bytes (413 above it).
     #[arg(long, value_name = "N", default_value_t = gateway::DEFAULT_MAX_BODY)]
@@ -291,14 +303,18 @@ fn parse_keep(text: &str) -> Result<(Option<String>, Keep), String> {
     Ok((tool, keep))
 }
 
-/// An upstream from a URL and a timeout in seconds.
-fn upstream(url: &str, timeout: f64) -> Result<Upstream, String> {
+/// An upstream from a URL, a timeout and an answer timeout in seconds.
+fn upstream(url: &str, timeout: f64, answer_timeout: Option<f64>) -> Result<Upstream, String> {
     let url = url
         .parse()
         .map_err(|_| "the URL does not read as a URL".to_owned())?;
     let timeout = Duration::try_from_secs_f64(timeout)
         .map_err(|_| "the timeout must be a positive number of seconds".to_owned())?;
-    Upstream::new(url, timeout)
+    let answer_timeout = answer_timeout
+        .map(Duration::try_from_secs_f64)
+        .transpose()
+        .map_err(|_| "the answer timeout must be a positive number of seconds".to_owned())?;
+    Ok(Upstream::new(url, timeout)?.with_answer_timeout(answer_timeout))
 }
 
 /// The command line, read; an error exits as clap's would, without the text of an
@@ -361,7 +377,10 @@ fn usage_error(error: impl std::fmt::Display) -> ExitCode {
 }
 
 fn gateway_main(args: GatewayArgs) -> ExitCode {
-    let (options, upstream) = match (args.shape.options(), upstream(&args.upstream, args.timeout)) {
+    let (options, upstream) = match (
+        args.shape.options(),
+        upstream(&args.upstream, args.timeout, args.answer_timeout),
+    ) {
         (Ok(options), Ok(upstream)) => (options, upstream),
         (Err(error), _) | (_, Err(error)) => return usage_error(error),
     };
@@ -392,7 +411,7 @@ fn proxy_main(args: ProxyArgs) -> ExitCode {
         Err(error) => return usage_error(error),
     };
     if let Some(url) = &args.url {
-        let upstream = match upstream(url, args.timeout) {
+        let upstream = match upstream(url, args.timeout, args.answer_timeout) {
             Ok(upstream) => upstream,
             Err(error) => return usage_error(error),
         };

@@ -3,7 +3,8 @@
 //!
 //! The upstream is a small hyper server of this test's own, which misbehaves as the
 //! called tool's name says: `drop` (an SSE stream cut off after one event), `500`,
-//! `hang` (no answer), `bad_utf8_sse` / `bad_utf8_json` (a string that is not UTF-8),
+//! `hang` (no answer), `trickle` (an answer that never ends, a byte at a time),
+//! `bad_utf8_sse` / `bad_utf8_json` (a string that is not UTF-8),
 //! `cut_emoji_json` / `cut_emoji_sse` (a lone surrogate, id last), `not_json` (an HTML
 //! body), `ok` (a big result, to show shaping still works after each fault).
 
@@ -32,11 +33,12 @@ static DELETES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new()
 
 /// The tools the misbehaving server has; it answers a call of any other with an
 /// unknown-tool error.
-const TOOLS: [&str; 10] = [
+const TOOLS: [&str; 11] = [
     "headers",
     "drop",
     "500",
     "hang",
+    "trickle",
     "bad_utf8_sse",
     "bad_utf8_json",
     "cut_emoji_json",
@@ -211,6 +213,26 @@ async fn misbehave(request: Request<Incoming>) -> Result<Response<Body>, Infalli
             events.extend_from_slice(format!("id: 2\ndata: {}\n\n", big_result(&id)).as_bytes());
             sse(full(events))
         }
+        "trickle" => {
+            // An answer that never ends, a byte every 100 ms: never a gap of --timeout.
+            let (mut sender, channel) = Channel::<Bytes, std::io::Error>::new(4);
+            let head = format!(
+                r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":""#
+            );
+            tokio::spawn(async move {
+                let _ = sender.send_data(Bytes::from(head)).await;
+                loop {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    if sender.send_data(Bytes::from("x")).await.is_err() {
+                        return;
+                    }
+                }
+            });
+            Response::builder()
+                .header("content-type", "application/json")
+                .body(channel.boxed())
+                .unwrap()
+        }
         "cut_emoji_json" => json_body(cut_emoji(&id).into_bytes()),
         "cut_emoji_sse" => sse(full(format!("id: 1\ndata: {}\n\n", cut_emoji(&id)))),
         "not_json" => json_body(b"<html>Bad gateway</html>".to_vec()),
@@ -261,8 +283,17 @@ fn assert_upstream_error(response: &Value, upstream: &str, cause: &str) {
 #[test]
 fn a5_the_gateway_answers_each_fault_and_keeps_serving() {
     let (_runtime, upstream) = start_upstream(misbehave);
-    let (_gateway, url) =
-        http_support::start_gateway(&upstream, &["--max-bytes", "2000", "--timeout", "1"]);
+    let (_gateway, url) = http_support::start_gateway(
+        &upstream,
+        &[
+            "--max-bytes",
+            "2000",
+            "--timeout",
+            "1",
+            "--answer-timeout",
+            "2",
+        ],
+    );
     let http = Http::new();
     let ok = || {
         let reply = http.post(&url, Some("s-1"), &call(99, "ok", json!({})));
@@ -290,6 +321,15 @@ fn a5_the_gateway_answers_each_fault_and_keeps_serving() {
 
     let reply = http.post(&url, Some("s-1"), &call(3, "hang", json!({})));
     assert_upstream_error(&reply.response(), &upstream, "did not answer within 1 s");
+    ok();
+
+    // --answer-timeout bounds an answer whose gaps never reach --timeout.
+    let reply = http.post(&url, Some("s-1"), &call(11, "trickle", json!({})));
+    assert_upstream_error(
+        &reply.response(),
+        &upstream,
+        "did not finish its answer within 2 s",
+    );
     ok();
 
     // B4: an event whose data is not JSON passes as it came; the next one is shaped.
@@ -378,6 +418,8 @@ fn a5_proxy_url_answers_each_fault_and_keeps_serving() {
             "2000",
             "--timeout",
             "1",
+            "--answer-timeout",
+            "2",
             "--header",
             "Authorization: Bearer s3cr3t",
         ],
@@ -391,6 +433,7 @@ fn a5_proxy_url_answers_each_fault_and_keeps_serving() {
         (1, "drop", "closed the connection"),
         (2, "500", "answered HTTP 500"),
         (3, "hang", "did not answer within 1 s"),
+        (4, "trickle", "did not finish its answer within 2 s"),
         (5, "not_json", "not JSON-RPC"),
     ] {
         proxy.send(&call(id, name, json!({})));
@@ -575,8 +618,17 @@ fn answer_to(proxy: &mut UrlProxy, id: u32) -> Value {
 #[test]
 fn e8_a_failing_listing_never_fails_the_call_through_the_gateway() {
     let (_runtime, upstream) = start_upstream(misbehave);
-    let (_gateway, url) =
-        http_support::start_gateway(&upstream, &["--max-bytes", "2000", "--timeout", "1"]);
+    let (_gateway, url) = http_support::start_gateway(
+        &upstream,
+        &[
+            "--max-bytes",
+            "2000",
+            "--timeout",
+            "1",
+            "--answer-timeout",
+            "2",
+        ],
+    );
     let http = Http::new();
     for fault in ["hang", "500", "drop"] {
         // A session begun through this gateway, so that it lists for its first call.

@@ -339,8 +339,9 @@ impl Session {
         let mut shaped = BodyShaper::new(Out::Lines);
         let mut sink = QueueSink::default();
         let mut writing = None;
+        let wait = self.upstream.wait(false);
         loop {
-            match self.upstream.next_data(body, false).await {
+            match self.upstream.next_data(body, wait).await {
                 Ok(Some(data)) => {
                     self.shaping
                         .shape(|shaper| shaped.push(shaper, &data, &mut sink));
@@ -386,8 +387,9 @@ impl Session {
         let mut events = EventShaper::new(Out::Lines);
         let mut sink = QueueSink::default();
         let mut writing = None;
+        let wait = self.upstream.wait(patient);
         let failure = loop {
-            let data = match self.upstream.next_data(body, patient).await {
+            let data = match self.upstream.next_data(body, wait).await {
                 Ok(Some(data)) => data,
                 Ok(None) => break None,
                 Err(failure) => break Some(failure),

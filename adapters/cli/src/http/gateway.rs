@@ -66,7 +66,7 @@ use super::listing::list_first;
 use super::origin_guard::{self, Allowed};
 use super::shape::{BodyShaper, EventShaper, Out, QueueSink, Queued};
 use super::stateless_catalogs::StatelessCatalogs;
-use super::upstream::{Upstream, UpstreamFailure};
+use super::upstream::{Upstream, UpstreamFailure, Wait};
 use super::{Options, Shaping, is_answer, is_long_lived, lock, request_ids};
 
 /// The body of every response the gateway sends.
@@ -481,8 +481,9 @@ async fn json_body(
 ) -> Response<Body> {
     let mut shaped = BodyShaper::new(Out::Http);
     let mut sink = QueueSink::default();
+    let wait = gateway.upstream.wait(false);
     loop {
-        match gateway.upstream.next_data(&mut body, false).await {
+        match gateway.upstream.next_data(&mut body, wait).await {
             Err(failure) => return failed(gateway, shaping, &ids, &failure),
             Ok(Some(data)) => {
                 shaping.shape(|shaper| shaped.push(shaper, &data, &mut sink));
@@ -507,7 +508,7 @@ async fn json_body(
     let upstream = gateway.upstream.clone();
     let shaping = Arc::clone(shaping);
     tokio::spawn(async move {
-        let _ = stream_body(&upstream, &shaping, body, shaped, sink, ids, sender).await;
+        let _ = stream_body(&upstream, &shaping, body, wait, (shaped, sink), ids, sender).await;
     });
     Response::from_parts(head, boxed(channel))
 }
@@ -518,14 +519,14 @@ async fn stream_body(
     upstream: &Upstream,
     shaping: &Shaping,
     mut body: Incoming,
-    mut shaped: BodyShaper,
-    mut sink: QueueSink,
+    wait: Wait,
+    (mut shaped, mut sink): (BodyShaper, QueueSink),
     ids: Vec<String>,
     mut sender: BodySender,
 ) -> Result<(), ClientGone> {
     loop {
         send_queued(&mut sink, &mut sender).await?;
-        match upstream.next_data(&mut body, false).await {
+        match upstream.next_data(&mut body, wait).await {
             Ok(Some(data)) => shaping.shape(|shaper| shaped.push(shaper, &data, &mut sink)),
             Ok(None) => break,
             Err(failure) => {
@@ -573,9 +574,10 @@ async fn stream_events(
 ) -> Result<(), ClientGone> {
     let mut events = EventShaper::new(Out::Http);
     let mut sink = QueueSink::default();
+    let wait = upstream.wait(patient);
     let ended = loop {
         let next = tokio::select! {
-            next = upstream.next_data(body, patient) => next,
+            next = upstream.next_data(body, wait) => next,
             () = sender.closed() => return Err(ClientGone),
         };
         let data = match next {

@@ -181,7 +181,8 @@ async fn one_page(
         return Ok(shaping.listing_message(&whole));
     }
     let mut parser = SseParser::default();
-    while let Some(data) = upstream.next_data(&mut body, false).await? {
+    let wait = upstream.wait(false);
+    while let Some(data) = upstream.next_data(&mut body, wait).await? {
         for event in parser.feed(&data) {
             let Some(message) = event.data().filter(|data| !data.is_empty()) else {
                 continue;

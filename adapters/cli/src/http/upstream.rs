@@ -8,7 +8,7 @@
 //! info and query are left out, and no header value is ever part of it.
 
 use std::fmt;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use backstop_core::ProtocolError;
 use backstop_core::protocol_error::code;
@@ -59,6 +59,8 @@ pub enum UpstreamFailure {
     Connect(String),
     /// No answer within the timeout.
     Timeout(Duration),
+    /// An answer still coming when the answer timeout was up (`--answer-timeout`).
+    AnswerTimeout(Duration),
     /// An HTTP status that is not a success.
     Status(StatusCode),
     /// The connection broke before the answer was whole.
@@ -76,6 +78,9 @@ impl UpstreamFailure {
         let how = match self {
             Self::Connect(cause) => format!("could not be reached: {cause}"),
             Self::Timeout(after) => format!("did not answer within {} s", after.as_secs_f64()),
+            Self::AnswerTimeout(after) => {
+                format!("did not finish its answer within {} s", after.as_secs_f64())
+            }
             Self::Status(status) => {
                 data["status"] = json!(status.as_u16());
                 format!("answered HTTP {status}")
@@ -124,6 +129,21 @@ pub struct Upstream {
     url: Uri,
     address: String,
     timeout: Duration,
+    answer_timeout: Option<Duration>,
+}
+
+/// How long an answer's next bytes may be awaited ([`Upstream::wait`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wait {
+    /// As long as the server is quiet: a long-lived stream (the server's `GET`
+    /// stream, `subscriptions/listen`, `tasks/result`).
+    Patient,
+    /// The timeout between bytes, and — with an answer timeout — the whole answer
+    /// done by `deadline`.
+    Timed {
+        /// When the whole answer must be done.
+        deadline: Option<Instant>,
+    },
 }
 
 impl fmt::Debug for Upstream {
@@ -170,6 +190,7 @@ impl Upstream {
             address: display_address(&url),
             url,
             timeout,
+            answer_timeout: None,
         })
     }
 
@@ -201,20 +222,57 @@ impl Upstream {
         }
     }
 
-    /// The next data of `body`, within the timeout (`None` at its end).
+    /// This upstream, a whole answer given at most `answer_timeout` (`None`: no bound
+    /// but the timeout between its bytes). A server that trickles an answer a byte at
+    /// a time never passes the timeout between bytes; this bounds it.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use backstop::http::upstream::{Upstream, Wait};
+    /// let upstream = Upstream::new("http://127.0.0.1:9/mcp".parse().unwrap(), Duration::from_secs(5)).unwrap();
+    /// assert_eq!(upstream.wait(false), Wait::Timed { deadline: None });
+    /// let bounded = upstream.with_answer_timeout(Some(Duration::from_secs(60)));
+    /// assert!(matches!(bounded.wait(false), Wait::Timed { deadline: Some(_) }));
+    /// assert_eq!(bounded.wait(true), Wait::Patient, "a long-lived stream has no end to wait for");
+    /// ```
+    pub fn with_answer_timeout(mut self, answer_timeout: Option<Duration>) -> Self {
+        self.answer_timeout = answer_timeout;
+        self
+    }
+
+    /// How an answer that begins now is awaited: `patient` for a long-lived stream.
+    pub fn wait(&self, patient: bool) -> Wait {
+        match patient {
+            true => Wait::Patient,
+            false => Wait::Timed {
+                deadline: self.answer_timeout.map(|bound| Instant::now() + bound),
+            },
+        }
+    }
+
+    /// The next data of `body`, awaited as `wait` says (`None` at its end).
     pub async fn next_data(
         &self,
         body: &mut Incoming,
-        patient: bool,
+        wait: Wait,
     ) -> Result<Option<Bytes>, UpstreamFailure> {
         use http_body_util::BodyExt;
         loop {
-            let frame = if patient {
-                body.frame().await
-            } else {
-                tokio::time::timeout(self.timeout, body.frame())
-                    .await
-                    .map_err(|_| UpstreamFailure::Timeout(self.timeout))?
+            let frame = match wait {
+                Wait::Patient => body.frame().await,
+                Wait::Timed { deadline } => {
+                    let gap = Instant::now() + self.timeout;
+                    let (until, failure) = match deadline.filter(|end| *end < gap) {
+                        Some(end) => (
+                            end,
+                            UpstreamFailure::AnswerTimeout(self.answer_timeout.unwrap_or_default()),
+                        ),
+                        None => (gap, UpstreamFailure::Timeout(self.timeout)),
+                    };
+                    tokio::time::timeout_at(until.into(), body.frame())
+                        .await
+                        .map_err(|_| failure)?
+                }
             };
             match frame {
                 None => return Ok(None),
@@ -231,7 +289,8 @@ impl Upstream {
     /// The whole of `body` (a JSON answer), within the timeout.
     pub async fn whole(&self, body: &mut Incoming) -> Result<Vec<u8>, UpstreamFailure> {
         let mut out = Vec::new();
-        while let Some(data) = self.next_data(body, false).await? {
+        let wait = self.wait(false);
+        while let Some(data) = self.next_data(body, wait).await? {
             out.extend_from_slice(&data);
         }
         Ok(out)
