@@ -507,13 +507,13 @@ fn b3_l1_a_100_mb_task_status_notification_is_cut_within_the_bound() {
 }
 
 /// B5: when the bytes held of an answer cannot be written (its temporary file limited
-/// to 8 MiB, as on a full disk), the request is answered once, with an error for its
-/// id — never with the held part doubled (as it was) or missing — and the session goes
-/// on. A 20 MB `tools/call` result under a 50 MB cap is held to its end, and would
-/// pass as it came.
+/// to 8 MiB and 100 KiB, as on a full disk: a write fails partway), the request is
+/// answered once, with an error for its id — never with the held part doubled (as it
+/// was) or missing — and the session goes on. A 20 MB `tools/call` result under a
+/// 50 MB cap is held to its end, and would pass as it came.
 #[test]
 fn b5_an_answer_whose_held_bytes_cannot_be_written_gets_one_error_for_its_id() {
-    let mut proxy = Proxy::start_with_file_limit(50 * MB, 8 << 10);
+    let mut proxy = Proxy::start_with_file_limit(50 * MB, (8 << 10) + 100);
     let bytes = 20 * MB;
     proxy.send(&format!(
         r#"{{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{{"name":"scrollback","arguments":{{"bytes":{bytes}}}}}}}"#
