@@ -1517,6 +1517,51 @@ mod tests {
     }
 
     #[test]
+    fn r5_a_due_listing_waits_for_one_in_flight() {
+        let now = Instant::now();
+        let mut machine = SessionMachine::default();
+        let mut initialize = ClientRequest::new(id(0), "0", "initialize");
+        initialize.initialize = Some(json!({"protocolVersion": "2025-11-25"}));
+        machine.client_request(initialize, true, now);
+        machine.client_request(call(1, "t"), true, now);
+        respond(
+            &mut machine,
+            0,
+            Response::Result(json!({"protocolVersion": "2025-11-25"})),
+        );
+        machine.client_notification("notifications/initialized", None);
+        // Another call lists before the due listing is sent: one listing, not two.
+        assert!(machine.client_request(call(2, "u"), true, now).is_some());
+        assert!(machine.deferred_listing().is_none(), "one in flight");
+        assert_eq!(machine.listing_requests_sent(), 1);
+    }
+
+    #[test]
+    fn l16_the_tool_of_a_pending_call_or_task_state_is_known() {
+        let now = Instant::now();
+        let mut machine = SessionMachine::default();
+        machine.client_request(call(1, "research"), false, now);
+        assert_eq!(machine.pending_tool(&id(1)), Some("research"));
+        let handle = json!({"resultType": "task", "taskId": "t-1", "status": "working"});
+        respond(&mut machine, 1, Response::Result(handle));
+        machine.client_request(task_get(2, "t-1"), false, now);
+        assert_eq!(
+            machine.pending_tool(&id(2)),
+            Some("research"),
+            "a tasks/get's task"
+        );
+        machine.client_request(task_get(3, "t-9"), false, now);
+        assert_eq!(machine.pending_tool(&id(3)), None, "a task no call created");
+        machine.client_request(ClientRequest::new(id(4), "4", "ping"), false, now);
+        assert_eq!(machine.pending_tool(&id(4)), None);
+
+        // A machine given this one's tasks knows them too.
+        let other = SessionMachine::default().with_tasks(machine.tasks().clone());
+        assert_eq!(other.tasks().tool_of("t-1").as_deref(), Some("research"));
+        assert!(SessionMachine::default().tasks().tool_of("t-1").is_none());
+    }
+
+    #[test]
     fn e8_only_a_tools_call_starts_a_listing_not_a_task_s_result() {
         // A session ready for backstop's listing, whose catalog is incomplete.
         let now = Instant::now();
