@@ -280,20 +280,31 @@ fn assert_upstream_error(response: &Value, upstream: &str, cause: &str) {
     assert_eq!(response["error"]["data"]["upstream"], upstream);
 }
 
+/// The misbehaving server, and a gateway in front of it at a 2,000-byte cap with
+/// `--timeout 1 --answer-timeout 2`: the server's runtime, the gateway, the server's
+/// URL and the gateway's.
+fn misbehaving_behind_a_gateway() -> (
+    tokio::runtime::Runtime,
+    http_support::Spawned,
+    String,
+    String,
+) {
+    let (runtime, upstream) = start_upstream(misbehave);
+    let options = [
+        "--max-bytes",
+        "2000",
+        "--timeout",
+        "1",
+        "--answer-timeout",
+        "2",
+    ];
+    let (gateway, url) = http_support::start_gateway(&upstream, &options);
+    (runtime, gateway, upstream, url)
+}
+
 #[test]
 fn a5_the_gateway_answers_each_fault_and_keeps_serving() {
-    let (_runtime, upstream) = start_upstream(misbehave);
-    let (_gateway, url) = http_support::start_gateway(
-        &upstream,
-        &[
-            "--max-bytes",
-            "2000",
-            "--timeout",
-            "1",
-            "--answer-timeout",
-            "2",
-        ],
-    );
+    let (_runtime, _gateway, upstream, url) = misbehaving_behind_a_gateway();
     let http = Http::new();
     let ok = || {
         let reply = http.post(&url, Some("s-1"), &call(99, "ok", json!({})));
@@ -617,18 +628,7 @@ fn answer_to(proxy: &mut UrlProxy, id: u32) -> Value {
 
 #[test]
 fn e8_a_failing_listing_never_fails_the_call_through_the_gateway() {
-    let (_runtime, upstream) = start_upstream(misbehave);
-    let (_gateway, url) = http_support::start_gateway(
-        &upstream,
-        &[
-            "--max-bytes",
-            "2000",
-            "--timeout",
-            "1",
-            "--answer-timeout",
-            "2",
-        ],
-    );
+    let (_runtime, _gateway, _upstream, url) = misbehaving_behind_a_gateway();
     let http = Http::new();
     for fault in ["hang", "500", "drop"] {
         // A session begun through this gateway, so that it lists for its first call.

@@ -9,8 +9,8 @@ use backstop_core::Limit;
 use backstop_rmcp::{Backstop, ToolError};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, ClientRequest, CreateTaskResult, InputRequiredResult,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, Request, ServerCapabilities,
-    ServerConfig, Task, TaskStatus, Tool,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, Request, ServerConfig, Task,
+    TaskStatus,
 };
 use rmcp::service::{PeerRequestOptions, RequestContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -96,12 +96,7 @@ struct Noisy(Arc<tokio::sync::Notify>);
 
 impl ServerHandler for Noisy {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_tasks()
-                .build(),
-        )
+        support::tools_and_tasks()
     }
 
     async fn list_tools(
@@ -109,13 +104,11 @@ impl ServerHandler for Noisy {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let schema = json!({"type": "object", "properties": {}});
-        let schema = schema.as_object().unwrap().clone();
-        Ok(ListToolsResult::with_all_items(vec![
-            Tool::new("big_failure", "fails loudly", schema.clone()),
-            Tool::new("needs_input", "asks first", schema.clone()),
-            Tool::new("wait", "runs until cancelled", schema.clone()),
-            Tool::new("make_task", "starts a task", schema),
+        Ok(support::listing(&[
+            ("big_failure", "fails loudly"),
+            ("needs_input", "asks first"),
+            ("wait", "runs until cancelled"),
+            ("make_task", "starts a task"),
         ]))
     }
 

@@ -9,8 +9,8 @@ use backstop_core::Limit;
 use backstop_rmcp::Backstop;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CreateTaskResult, DetailedTask, GetTaskParams,
-    GetTaskResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerCapabilities,
-    ServerConfig, Task, TaskPayload, TaskStatus, Tool,
+    GetTaskResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ServerConfig, Task,
+    TaskPayload, TaskStatus,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -32,12 +32,7 @@ fn scrollback() -> Value {
 
 impl ServerHandler for TaskRunner {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_tasks()
-                .build(),
-        )
+        support::tools_and_tasks()
     }
 
     async fn list_tools(
@@ -45,11 +40,10 @@ impl ServerHandler for TaskRunner {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let schema = json!({"type": "object", "properties": {}});
-        let schema = schema.as_object().unwrap().clone();
-        let tools =
-            ["scrollback", "explode"].map(|name| Tool::new(name, "runs as a task", schema.clone()));
-        Ok(ListToolsResult::with_all_items(tools.to_vec()))
+        Ok(support::listing(&[
+            ("scrollback", "runs as a task"),
+            ("explode", "runs as a task"),
+        ]))
     }
 
     async fn call_tool(

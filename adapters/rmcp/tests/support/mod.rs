@@ -8,8 +8,8 @@ pub mod scrollback_tools;
 pub mod big_output;
 
 use rmcp::model::{
-    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ProtocolVersion,
-    ReadResourceRequestParams,
+    CallToolRequestParams, ClientCapabilities, ClientConfig, Implementation, ListToolsResult,
+    ProtocolVersion, ReadResourceRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::{RunningService, ServiceError};
 use rmcp::{
@@ -138,4 +138,27 @@ pub fn example_binary(name: &str) -> std::path::PathBuf {
         .expect("cargo runs");
     assert!(status.success(), "building the example {name} failed");
     profile.join("examples").join(file)
+}
+
+/// The config of a test server with tools and the tasks extension.
+pub fn tools_and_tasks() -> ServerConfig {
+    ServerConfig::new(
+        ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tasks()
+            .build(),
+    )
+}
+
+/// A listing of `tools` (name, description), each taking any object.
+pub fn listing(tools: &[(&str, &str)]) -> ListToolsResult {
+    let schema = json!({"type": "object", "properties": {}});
+    let schema = schema.as_object().unwrap().clone();
+    let tools = tools
+        .iter()
+        .map(|(name, description)| {
+            Tool::new(name.to_string(), description.to_string(), schema.clone())
+        })
+        .collect();
+    ListToolsResult::with_all_items(tools)
 }
