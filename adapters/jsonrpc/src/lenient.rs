@@ -218,7 +218,12 @@ mod tests {
 
     #[test]
     fn b4_reads_the_id_around_what_strict_json_refuses() {
-        let cases: [(&[u8], Option<&str>); 10] = [
+        let cases: [(&[u8], Option<&str>); 15] = [
+            (b"x\"id\":1,\"result\":{}}", None),
+            (b"{x\":1,\"id\":2}", None),
+            (b"{\"id\":1,x", None),
+            (b"{\"result\":\"\xff\",\"id\":3,}", Some("3")),
+            (b"{\"a\\\"b\":\"\xff\",\"id\":2}", Some("2")),
             (
                 b"{\"id\":\"a\\\"b\",\"result\":\"\xff\xfe\"}",
                 Some("\"a\\\"b\""),
