@@ -200,10 +200,6 @@ impl TopReader {
             },
             (false, _, _) => (false, false),
         };
-        if !next.0 && self.depth == 0 && byte == b'"' && self.reading_id {
-            // A string id ends with its closing quote.
-            self.reading_id = false;
-        }
         State::InValue {
             string: next.0,
             escaped: next.1,
@@ -218,7 +214,24 @@ mod tests {
 
     #[test]
     fn b4_reads_the_id_around_what_strict_json_refuses() {
-        let cases: [(&[u8], Option<&str>); 15] = [
+        let long_id = |len: usize| {
+            format!(
+                "{{\"id\":\"{}\",\"result\":\"\\ud83d\"}}",
+                "x".repeat(len - 2)
+            )
+        };
+        let (longest, too_long) = (long_id(MAX_ID_BYTES), long_id(MAX_ID_BYTES + 1));
+        assert_eq!(
+            response_id(longest.as_bytes()).map(|id| id.len()),
+            Some(MAX_ID_BYTES)
+        );
+        assert_eq!(
+            response_id(too_long.as_bytes()),
+            None,
+            "longer ids are none"
+        );
+        let cases: [(&[u8], Option<&str>); 16] = [
+            (b"{\"result\":\"\xff\",\"id\"=4}", None),
             (b"x\"id\":1,\"result\":{}}", None),
             (b"{x\":1,\"id\":2}", None),
             (b"{\"id\":1,x", None),
