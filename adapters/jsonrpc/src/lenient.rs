@@ -5,9 +5,10 @@
 //! that no second, made-up answer for that id ever follows.
 //!
 //! Strings are skipped by their quotes and escapes alone (their contents are not
-//! checked); everything else must be the structure of one JSON object. The `id` itself
-//! must be strict JSON (a number, or a string), and the message must have no
-//! top-level `method` (it is a response). [`TopReader`] reads it as the bytes come, in
+//! checked); everything else is read as the structure of one JSON object, as far as it
+//! is one. The message answers the request its top-level `id` names when that `id` was
+//! read whole, as strict JSON (a number, or a string), before the structure broke or
+//! ended, and no top-level `method` was (it is a response). [`TopReader`] reads it as the bytes come, in
 //! memory bounded whatever the message's length; [`response_id`] reads a whole one.
 //!
 //! ```
@@ -51,6 +52,8 @@ pub struct TopReader {
     /// The id's bytes while it is read, and once read.
     id: Option<Vec<u8>>,
     reading_id: bool,
+    /// The id's value ended (at a delimiter or a space).
+    id_done: bool,
     method: bool,
 }
 
@@ -101,10 +104,10 @@ impl TopReader {
         }
     }
 
-    /// The raw `id` once the whole message was pushed, when it is a response (see
-    /// [`response_id`]).
+    /// The raw `id` once the whole message was pushed, when it names the request the
+    /// message answers (see the [module docs](self)).
     pub fn response_id(&self) -> Option<String> {
-        if self.state != State::End || self.method {
+        if !self.id_done || self.method {
             return None;
         }
         let id = String::from_utf8(self.id.clone()?).ok()?;
@@ -140,6 +143,7 @@ impl TopReader {
                 self.method |= named(b"method");
                 if self.reading_id {
                     self.id = Some(Vec::new());
+                    self.id_done = false;
                 }
                 self.value_byte(byte, false, false)
             }
@@ -163,8 +167,9 @@ impl TopReader {
         let ends_scalar = !string
             && self.depth == 0
             && matches!(byte, b' ' | b'\t' | b'\n' | b'\r' | b',' | b'}');
-        if ends_scalar {
+        if ends_scalar && self.reading_id {
             self.reading_id = false;
+            self.id_done = true;
         }
         if self.reading_id {
             let id = self.id.get_or_insert_with(Vec::new);
@@ -230,11 +235,10 @@ mod tests {
             None,
             "longer ids are none"
         );
-        let cases: [(&[u8], Option<&str>); 16] = [
+        let cases: [(&[u8], Option<&str>); 17] = [
             (b"{\"result\":\"\xff\",\"id\"=4}", None),
             (b"x\"id\":1,\"result\":{}}", None),
             (b"{x\":1,\"id\":2}", None),
-            (b"{\"id\":1,x", None),
             (b"{\"result\":\"\xff\",\"id\":3,}", Some("3")),
             (b"{\"a\\\"b\":\"\xff\",\"id\":2}", Some("2")),
             (
@@ -249,8 +253,13 @@ mod tests {
                 b"{\"jsonrpc\":\"2.0\",\"error\":{\"message\":\"\xc3\"},\"id\":null}",
                 Some("null"),
             ),
-            (b"{\"id\":1,\"result\":{}", None),
-            (b"{\"id\":1,\"result\":{}} trailing", None),
+            (b"{\"id\":1,\"result\":{}", Some("1")),
+            (b"{\"id\":1,\"result\":{}} trailing", Some("1")),
+            (
+                b"{\"id\":1,\"error\":{\"m\":\"\0\"}}\"method\":\"x\"",
+                Some("1"),
+            ),
+            (b"{\"id\":12]", None),
             (b"{\"id\":\"\xff\",\"result\":{}}", None),
             (b"{\"result\":\"\xff\"}", None),
             (b"[{\"id\":1,\"result\":{}}]", None),

@@ -745,10 +745,8 @@ impl Shaper {
     pub fn long_server_message(&mut self, scanned: &Scanned) -> LongDecision {
         let unchanged = LongDecision::Route(Route::forward(Forward::Unchanged));
         if scanned.invalid {
-            // Not JSON: forwarded as it came, it answers its request (B4).
-            if let (Some(id), None) = (&scanned.id, &scanned.method) {
-                self.answered_unread(id);
-            }
+            // Not JSON: forwarded as it came; the stream, which read it leniently, says
+            // which request it answers (B4).
             return unchanged;
         }
         if !scanned.dropped && scanned.holes.is_empty() {

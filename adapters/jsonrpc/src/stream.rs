@@ -181,8 +181,8 @@ pub struct LongMessage {
     answers: Option<Vec<u8>>,
     /// The message's bytes so far.
     bytes: u64,
-    /// Its top level read leniently, while its `id` is not known otherwise: a message
-    /// that is not JSON still answers its request (B4).
+    /// Its top level read leniently: a message that is not JSON still answers the
+    /// request it names (B4), the same one whichever path reads it.
     top: TopReader,
 }
 
@@ -237,13 +237,7 @@ impl LongMessage {
         sink: &mut impl Sink,
     ) {
         self.bytes += message.len() as u64;
-        let id_known = match &self.state {
-            LongState::Passing(_) => self.answers.is_some(),
-            LongState::Scanning { scan, .. } | LongState::Lost(scan) => scan.top_id().is_some(),
-        };
-        if !id_known {
-            self.top.push(message);
-        }
+        self.top.push(message);
         let (scan, asked) = match &mut self.state {
             LongState::Passing(scan) => {
                 sink.send(framed);
@@ -290,12 +284,9 @@ impl LongMessage {
             }
             return;
         }
-        if !known.1 {
+        // Not JSON, its request is known only at its end (B4: read leniently).
+        if !invalid && !known.1 {
             self.answers = scan.top_id().map(<[u8]>::to_vec);
-        }
-        if invalid && let Some(id) = self.answers.as_deref() {
-            // Not JSON: forwarded as it came, it answers its request (B4).
-            shaper.answered_unread(id);
         }
         sink.release();
         let scan_on = !invalid && known == (false, false, true);
@@ -341,11 +332,12 @@ impl LongMessage {
             }
             LongState::Scanning { scan, .. } => {
                 let scanned = scan.finish();
-                if scanned.method.is_none() {
-                    answers.extend(scanned.id.clone().and_then(|id| String::from_utf8(id).ok()));
-                }
-                if scanned.invalid && scanned.id.is_none() {
-                    answers.extend(answered_leniently(&self.top, shaper));
+                match scanned.invalid {
+                    true => answers.extend(answered_leniently(&self.top, shaper)),
+                    false if scanned.method.is_none() => {
+                        answers.extend(scanned.id.clone().and_then(|id| String::from_utf8(id).ok()))
+                    }
+                    false => {}
                 }
                 let lost = sink.held_lost();
                 match shaper.long_server_message(&scanned) {
