@@ -3,7 +3,8 @@
 //!
 //! The upstream is a small hyper server of this test's own, which misbehaves as the
 //! called tool's name says: `drop` (an SSE stream cut off after one event), `500`,
-//! `hang` (no answer), `trickle` (an answer that never ends, a byte at a time),
+//! `resume` / `resume_refused` (a resumable stream closed before the answer, which
+//! comes on the resumed stream / the resumption refused with 404), `hang` (no answer), `trickle` (an answer that never ends, a byte at a time),
 //! `bad_utf8_sse` / `bad_utf8_json` (a string that is not UTF-8),
 //! `cut_emoji_json` / `cut_emoji_sse` (a lone surrogate, id last), `not_json` (an HTML
 //! body), `ok` (a big result, to show shaping still works after each fault).
@@ -33,9 +34,11 @@ static DELETES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new()
 
 /// The tools the misbehaving server has; it answers a call of any other with an
 /// unknown-tool error.
-const TOOLS: [&str; 11] = [
+const TOOLS: [&str; 13] = [
     "headers",
     "drop",
+    "resume",
+    "resume_refused",
     "500",
     "hang",
     "trickle",
@@ -80,9 +83,25 @@ async fn misbehave(request: Request<Incoming>) -> Result<Response<Body>, Infalli
         return Ok(Response::new(full("")));
     }
     if parts.method == http::Method::GET {
+        let last = seen["last-event-id"].as_str().unwrap_or("none").to_owned();
+        // A `resume` call's stream, resumed: its answer, then the stream ends.
+        if let Some(id) = last.strip_prefix("r-") {
+            let event = format!("id: r-{id}-done\ndata: {}\n\n", big_result(id));
+            return Ok(Response::builder()
+                .header("content-type", "text/event-stream")
+                .body(full(event))
+                .unwrap());
+        }
+        // A `resume_refused` call's stream: gone.
+        if last.starts_with("gone-") {
+            return Ok(Response::builder()
+                .status(StatusCode::NOT_FOUND)
+                .header("content-type", "application/json")
+                .body(full(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}"#))
+                .unwrap());
+        }
         // The server's own stream: one event naming what the request carried, its id
         // following the Last-Event-ID it was given; then the stream ends.
-        let last = seen["last-event-id"].as_str().unwrap_or("none").to_owned();
         let note = json!({"jsonrpc": "2.0", "method": "notifications/message",
                           "params": {"level": "info", "data": seen}});
         let event = format!("id: after-{last}\nretry: 1000\ndata: {note}\n\n");
@@ -190,7 +209,7 @@ async fn misbehave(request: Request<Incoming>) -> Result<Response<Body>, Infalli
         "drop" => {
             let (mut sender, channel) = Channel::<Bytes, std::io::Error>::new(4);
             tokio::spawn(async move {
-                let progress = "id: ev-1\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"t\",\"progress\":1}}\n\n";
+                let progress = "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"t\",\"progress\":1}}\n\n";
                 let _ = sender.send_data(Bytes::from(progress)).await;
                 let _ = sender
                     .send_data(Bytes::from("data: {\"jsonrpc\":\"2.0\",\"id\""))
@@ -200,6 +219,10 @@ async fn misbehave(request: Request<Incoming>) -> Result<Response<Body>, Infalli
             });
             sse(channel.boxed())
         }
+        // SEP-1699: a priming event (an id, `retry:`), then the stream ends before the
+        // answer, which comes when the stream is resumed (or never: `resume_refused`).
+        "resume" => sse(full(format!("id: r-{id}\nretry: 50\ndata: \n\n"))),
+        "resume_refused" => sse(full(format!("id: gone-{id}\nretry: 50\ndata: \n\n"))),
         "500" => Response::builder()
             .status(StatusCode::INTERNAL_SERVER_ERROR)
             .body(full("oops"))
@@ -312,15 +335,36 @@ fn a5_the_gateway_answers_each_fault_and_keeps_serving() {
     };
     ok();
 
-    // Cut off mid-stream: the event that came passes with its id; the request gets an
-    // error event; the half event is not sent.
+    // Cut off mid-stream (no event id: it cannot be resumed): the event that came
+    // passes; the request gets an error event; the half event is not sent.
     let reply = http.post(&url, Some("s-1"), &call(1, "drop", json!({})));
     let events = reply.events();
     assert_eq!(events.len(), 2, "{reply:?}");
-    assert_eq!(events[0].id(), Some(&b"ev-1"[..]));
+    assert_eq!(events[0].id(), None);
     let error: Value = serde_json::from_slice(&events[1].data().unwrap()).unwrap();
     assert_eq!(error["id"], 1);
     assert_upstream_error(&error, &upstream, "closed the connection");
+    ok();
+
+    // B5, SEP-1699: a resumable stream closed before its answer passes on as it came,
+    // no made-up error; the client's GET with Last-Event-ID brings the answer, shaped.
+    for (id, name, event_id) in [(12, "resume", "r-12"), (13, "resume_refused", "gone-13")] {
+        let reply = http.post(&url, Some("s-1"), &call(id, name, json!({})));
+        assert_eq!(
+            String::from_utf8_lossy(&reply.body),
+            format!("id: {event_id}\nretry: 50\ndata: \n\n"),
+            "{name}: nothing added"
+        );
+    }
+    let last = [("mcp-session-id", "s-1"), ("last-event-id", "r-12")];
+    let resumed = http.send(http::Method::GET, &url, &last, "");
+    let answers = resumed.messages();
+    assert_eq!(answers.len(), 1, "{resumed:?}");
+    assert_eq!(answers[0]["id"], 12);
+    assert_shaped(&answers[0]);
+    let last = [("mcp-session-id", "s-1"), ("last-event-id", "gone-13")];
+    let refused = http.send(http::Method::GET, &url, &last, "");
+    assert_eq!(refused.status, 404, "the server's refusal passes");
     ok();
 
     let reply = http.post(&url, Some("s-1"), &call(2, "500", json!({})));
@@ -442,6 +486,8 @@ fn a5_proxy_url_answers_each_fault_and_keeps_serving() {
     ok(&mut proxy, 90);
     for (id, name, cause) in [
         (1, "drop", "closed the connection"),
+        // B5: the resumption refused (404): one error for the request, the status's.
+        (12, "resume_refused", "answered HTTP 404 Not Found"),
         (2, "500", "answered HTTP 500"),
         (3, "hang", "did not answer within 1 s"),
         (4, "trickle", "did not finish its answer within 2 s"),
@@ -457,6 +503,19 @@ fn a5_proxy_url_answers_each_fault_and_keeps_serving() {
         }
         ok(&mut proxy, 90 + id);
     }
+    // B5, SEP-1699: a resumable stream closed before its answer is resumed (GET with
+    // Last-Event-ID after the server's `retry:`): the answer, shaped, and only it.
+    proxy.send(&call(13, "resume", json!({})));
+    let answers = proxy.until_response(13);
+    assert_eq!(answers.len(), 1, "{answers:?}");
+    assert_shaped(&answers[0]);
+    proxy.send(&call(113, "ok", json!({})));
+    assert_eq!(
+        proxy.until_response(113).len(),
+        1,
+        "no second answer for 13"
+    );
+
     // B4: an answer that is not strict JSON comes out as it came, its request's only
     // answer (in a JSON body, and in an event of a stream that then ends).
     for (id, name) in [(6, "cut_emoji_json"), (7, "cut_emoji_sse")] {

@@ -7,8 +7,11 @@
 //! client (`@modelcontextprotocol/client` 2.4.0,
 //! `tests/peers/clients/typescript_v2_client.mjs`), which rejects a result it cannot
 //! validate, under 2026-07-28 and 2025-11-25, over Streamable HTTP to the gateway and
-//! over stdio to `proxy --url` — and, the server over stdio too, to the stdio proxy. Locally, without node or the npm peers, skipped with a
-//! message; with `CI=true` a failure.
+//! over stdio to `proxy --url` — and, the server over stdio too, to the stdio proxy.
+//! And SEP-1699 (B5): the SDK 1.x server (`@modelcontextprotocol/sdk`,
+//! `tests/peers/servers/typescript_resumable_server.mjs`) closing a stream for its
+//! client to resume. Locally, without node or the npm peers, skipped with a message;
+//! with `CI=true` a failure.
 
 mod http_support;
 
@@ -299,5 +302,58 @@ fn r4_the_typescript_sdk_2_client_accepts_what_the_stdio_proxy_builds_for_its_se
         );
         let answers = typescript_client(revision, &proxy, &client_calls());
         check_client_calls(&answers, revision);
+    }
+}
+
+/// B5, SEP-1699, with the official TypeScript SDK 1.x server (its own event store,
+/// `retry: 200`), whose tool closes its POST stream before it answers: the SDK 2
+/// client resumes through the gateway (a GET with `Last-Event-ID`, which the gateway
+/// shapes), and `proxy --url` resumes on its own — each answer cut (L1), and the only
+/// one. Before, both made up `-32603 … closed the connection before answering` at
+/// once.
+#[test]
+fn b5_a_stream_the_server_closes_to_be_resumed_is_resumed_in_both_modes() {
+    let Some((_server, upstream)) = http_support::or_skip(
+        http_support::typescript_resumable(),
+        "b5_a_stream_the_server_closes_to_be_resumed_is_resumed_in_both_modes",
+        "@modelcontextprotocol/sdk 1.x (target/node-peers) with node",
+    ) else {
+        return;
+    };
+    let calls = json!([
+        ["poll_later", {"lines": 3000}],
+        ["echo", {"text": "hi"}],
+        ["poll_later", {"lines": 2, "fail": "Pane not found: %5"}],
+    ]);
+    let direct = typescript_client("2025-11-25", &["http", &upstream], &calls);
+    let big = direct[0]["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(big.len() > CAP, "the server's own result is over the cap");
+    let (_gateway, url) = start_gateway(&upstream, &["--max-bytes", &CAP.to_string()]);
+    let backstop = backstop();
+    let cap = CAP.to_string();
+    let proxy = [
+        "stdio",
+        backstop.to_str().unwrap(),
+        "proxy",
+        "--quiet",
+        "--max-bytes",
+        &cap,
+        "--url",
+        &upstream,
+    ];
+    for (mode, transport) in [("gateway", &["http", &url][..]), ("proxy --url", &proxy)] {
+        let answers = typescript_client("2025-11-25", transport, &calls);
+        let cut = &answers[0]["result"];
+        let text = cut["content"][0]["text"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{mode}: {answers:?}"));
+        assert!(text.starts_with("[... truncated "), "{mode}: {text:.200}");
+        assert!(text.ends_with("PROMPT $"), "{mode}");
+        assert!(cut.to_string().len() <= CAP, "{mode}: L4");
+        assert_eq!(answers[1], direct[1], "{mode}");
+        assert_eq!(
+            answers[2], direct[2],
+            "{mode}: the failure as the server gave it"
+        );
     }
 }

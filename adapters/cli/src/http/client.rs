@@ -22,23 +22,27 @@
 //! - Once the client has sent `notifications/initialized`, a GET stream is opened for
 //!   the server's own messages; a server without one (`405`) is fine. A stream that
 //!   ends, or cannot be reached, is opened again with `Last-Event-ID` after a backoff
-//!   ([`reconnect_delay`]: 0.5 s doubling to 8 s, reset by an event with a new id; a
-//!   server's SSE `retry:` wins), and given up after 5 tries in a row without one.
+//!   ([`reconnect_delay`](super::resumption::reconnect_delay): 0.5 s doubling to 8 s,
+//!   reset by an event with a new id; a server's SSE `retry:` wins), and given up
+//!   after 5 tries in a row without one.
+//! - A POST's stream that closes before it answered, after an event with an id
+//!   (SEP-1699: the server may close it and have the client poll), is resumed the same
+//!   way — a GET with its `Last-Event-ID` — until its requests are answered
+//!   ([`super::resumption`]); only one that cannot be resumed, or whose resumption
+//!   fails, has its requests answered with an error.
 //! - Failures answer each request of the POST with a JSON-RPC error naming the cause
 //!   and the server's address ([`UpstreamFailure`]), and those requests are no longer
 //!   pending in the shaper; the proxy keeps serving the rest.
 //! - At the end of stdin, the requests in flight are awaited (each within the timeout),
 //!   the session is ended with a DELETE, and the proxy exits 0.
 
-use std::io::{self, BufWriter, Write};
-use std::sync::Arc;
-use std::sync::Mutex;
-use std::time::Duration;
-
 use backstop_jsonrpc::stream::{Ended, Sink};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, StatusCode, header};
 use http_body_util::Full;
+use std::io::{self, BufWriter, Write};
+use std::sync::Arc;
+use std::sync::Mutex;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::task::JoinSet;
 
@@ -47,62 +51,11 @@ use super::headers::{
 };
 use super::listing::list_first;
 use super::message_headers::{mirror_arguments, mirror_message};
+use super::resumption::{Resumption, is_close};
 use super::shape::{BodyShaper, EventShaper, Out, QueueSink, Queued};
 use super::upstream::{Upstream, UpstreamFailure};
 use super::{Options, Shaping, has_method, is_answer, is_long_lived, lock, request_ids};
 use crate::framing::LineReader;
-
-/// How many times a GET stream that ended (or could not be opened) is opened again in
-/// a row without an event: with [`reconnect_delay`]'s doubling, about 15 s of trying.
-const GET_RETRIES: u32 = 5;
-
-/// The wait before the first reopening of a GET stream.
-const FIRST_RECONNECT_DELAY: Duration = Duration::from_millis(500);
-
-/// The longest wait before reopening a GET stream, unless the server asked for longer.
-const MAX_RECONNECT_DELAY: Duration = Duration::from_secs(8);
-
-/// How long to wait before opening the GET stream again, after `misses` tries in a
-/// row that brought no new event (0: the stream that just ended brought one): the
-/// server's SSE `retry:` when it sent one (Streamable HTTP, 2025-11-25 on: the client
-/// waits that long before reconnecting), else 0.5 s doubling with each miss, at most
-/// 8 s.
-///
-/// ```
-/// use std::time::Duration;
-/// use backstop::http::client::reconnect_delay;
-/// assert_eq!(reconnect_delay(0, None), Duration::from_millis(500));
-/// assert_eq!(reconnect_delay(1, None), Duration::from_secs(1));
-/// assert_eq!(reconnect_delay(2, None), Duration::from_secs(2));
-/// assert_eq!(reconnect_delay(9, None), Duration::from_secs(8));
-/// assert_eq!(reconnect_delay(9, Some(Duration::from_secs(30))), Duration::from_secs(30));
-/// ```
-pub fn reconnect_delay(misses: u32, retry: Option<Duration>) -> Duration {
-    retry.unwrap_or_else(|| {
-        FIRST_RECONNECT_DELAY
-            .saturating_mul(1 << misses.min(16))
-            .min(MAX_RECONNECT_DELAY)
-    })
-}
-
-/// The reconnection time an SSE `retry:` field's value sets: ASCII digits, in
-/// milliseconds, as the SSE standard reads it; anything else sets none.
-///
-/// ```
-/// use std::time::Duration;
-/// use backstop::http::client::retry_value;
-/// assert_eq!(retry_value(b"1500"), Some(Duration::from_millis(1500)));
-/// assert_eq!(retry_value(b"soon"), None);
-/// assert_eq!(retry_value(b""), None);
-/// assert_eq!(retry_value(b"-5"), None);
-/// ```
-pub fn retry_value(value: &[u8]) -> Option<Duration> {
-    let digits = !value.is_empty() && value.iter().all(u8::is_ascii_digit);
-    digits
-        .then(|| std::str::from_utf8(value).ok()?.parse::<u64>().ok())
-        .flatten()
-        .map(Duration::from_millis)
-}
 
 /// A `--header 'Name: value'` argument, read. Its error says what is wrong and never
 /// repeats the text (at most a header name), and the value is marked sensitive.
@@ -152,9 +105,6 @@ struct Session {
     protocol: Mutex<Option<HeaderValue>>,
     /// The raw ids of `initialize` requests not answered yet.
     initializing: Mutex<Vec<String>>,
-    /// The reconnection time the server's last SSE `retry:` field set
-    /// ([`retry_value`]), for reopening the GET stream.
-    retry: Mutex<Option<Duration>>,
     /// Bytes for stdout, written as they come (no line break added).
     out: UnboundedSender<Vec<u8>>,
     /// Held by whoever writes to stdout, for as long as a message it writes is not
@@ -177,7 +127,6 @@ impl Session {
             id: Mutex::new(None),
             protocol: Mutex::new(None),
             initializing: Mutex::new(Vec::new()),
-            retry: Mutex::new(None),
             out,
             writing: tokio::sync::Mutex::new(()),
         }
@@ -317,7 +266,13 @@ impl Session {
         }
         if is_event_stream(&head.headers) {
             let patient = is_long_lived(&sent);
-            let ended = self.events(&mut body, &mut ids, patient, &mut None).await;
+            let mut stream = Resumption::default();
+            let mut ended = self
+                .events(&mut body, &mut ids, patient, &mut stream, false)
+                .await;
+            if !ids.is_empty() && stream.is_resumable() && is_close(ended.as_ref()) {
+                ended = self.resume(&mut ids, patient, &mut stream).await;
+            }
             if !ids.is_empty() {
                 self.fail(&ids, &ended.unwrap_or(UpstreamFailure::Broken))
                     .await;
@@ -375,14 +330,17 @@ impl Session {
     }
 
     /// Read an SSE stream, each event's data a server message shaped as it arrives
-    /// into one line for stdout; the failure it ended with, if any. `last_id` is kept
-    /// up to date for a GET stream's resumption.
+    /// into one line for stdout; the failure it ended with, if any. `stream` learns
+    /// its event ids and `retry:`, for resuming it. A stream resumed for `ids`
+    /// (`until_answered`) is read until they are answered: the server may keep it
+    /// open.
     async fn events(
         &self,
         body: &mut hyper::body::Incoming,
         ids: &mut Vec<String>,
         patient: bool,
-        last_id: &mut Option<HeaderValue>,
+        stream: &mut Resumption,
+        until_answered: bool,
     ) -> Option<UpstreamFailure> {
         let mut events = EventShaper::new(Out::Lines);
         let mut sink = QueueSink::default();
@@ -398,12 +356,7 @@ impl Session {
                 .shaping
                 .shape(|shaper| events.push(shaper, &data, &mut sink));
             for event in ended {
-                if let Some(id) = event.id.and_then(|id| HeaderValue::from_bytes(&id).ok()) {
-                    *last_id = Some(id);
-                }
-                if let Some(retry) = event.retry.as_deref().and_then(retry_value) {
-                    *lock(&self.retry) = Some(retry);
-                }
+                stream.saw(event.id.as_deref(), event.retry.as_deref());
                 if let Some(message) = &event.message {
                     self.ended(message, ids);
                 }
@@ -417,6 +370,9 @@ impl Session {
             // Stdout is another's again once no message of this stream is half written.
             if !sink.sent_some() {
                 writing = None;
+                if until_answered && ids.is_empty() {
+                    break None;
+                }
             }
         };
         if self
@@ -435,40 +391,82 @@ impl Session {
         failure
     }
 
-    /// The server's own stream, for as long as it offers one: reopened with
-    /// `Last-Event-ID` when it ends or cannot be reached, after [`reconnect_delay`];
-    /// given up after `GET_RETRIES` tries in a row that brought no new event id, or
-    /// when the server answers that it has no such stream.
-    async fn listen(self: Arc<Self>) {
-        let mut last_id: Option<HeaderValue> = None;
-        let mut misses = 0;
-        loop {
-            let mut request = self.request(Method::GET, Bytes::new());
-            let headers = request.headers_mut();
-            headers.insert(
-                header::ACCEPT,
-                HeaderValue::from_static("text/event-stream"),
-            );
-            if let Some(id) = &last_id {
-                headers.insert("last-event-id", id.clone());
+    /// A GET for the server's stream: its own (no `last_event_id`), or one resumed
+    /// from `last_event_id`.
+    fn get_stream(&self, last_event_id: Option<&HeaderValue>) -> Request<Full<Bytes>> {
+        let mut request = self.request(Method::GET, Bytes::new());
+        let headers = request.headers_mut();
+        headers.insert(
+            header::ACCEPT,
+            HeaderValue::from_static("text/event-stream"),
+        );
+        if let Some(id) = last_event_id {
+            headers.insert("last-event-id", id.clone());
+        }
+        request
+    }
+
+    /// Resume a POST's stream that closed before it answered `ids` (SEP-1699, B5): a
+    /// GET with its `Last-Event-ID`, after the wait the server asked for, again for as
+    /// long as each try brings a new event ([`Resumption::next_try`]), each read until
+    /// `ids` are answered. The failure to answer what is left with, if any: the
+    /// server refused the resumption, or it was given up.
+    async fn resume(
+        &self,
+        ids: &mut Vec<String>,
+        patient: bool,
+        stream: &mut Resumption,
+    ) -> Option<UpstreamFailure> {
+        let mut began = None;
+        let mut failure = UpstreamFailure::Broken;
+        while !ids.is_empty() {
+            let Some(wait) = stream.next_try(began.as_ref()) else {
+                return Some(failure);
+            };
+            tokio::time::sleep(wait).await;
+            began = stream.last_event_id().cloned();
+            let response = match self.upstream.send(self.get_stream(began.as_ref())).await {
+                Ok(response) => response,
+                Err(refused) => {
+                    failure = refused;
+                    continue;
+                }
+            };
+            let (head, mut body) = response.into_parts();
+            if !head.status.is_success() || !is_event_stream(&head.headers) {
+                return Some(UpstreamFailure::Status(head.status));
             }
-            let before = last_id.clone();
+            let ended = self.events(&mut body, ids, patient, stream, true).await;
+            if !is_close(ended.as_ref()) {
+                return ended;
+            }
+        }
+        None
+    }
+
+    /// The server's own stream, for as long as it offers one: reopened with
+    /// `Last-Event-ID` when it ends or cannot be reached, after
+    /// [`Resumption::next_try`]'s wait; given up after [`MAX_TRIES`](super::resumption::MAX_TRIES) tries in a row
+    /// that brought no new event id, or when the server answers that it has no such
+    /// stream.
+    async fn listen(self: Arc<Self>) {
+        let mut stream = Resumption::default();
+        loop {
+            let began = stream.last_event_id().cloned();
             // A connection that fails is tried again, as a stream that ended is.
-            if let Ok(response) = self.upstream.send(request).await {
+            if let Ok(response) = self.upstream.send(self.get_stream(began.as_ref())).await {
                 let (head, mut body) = response.into_parts();
                 if !head.status.is_success() || !is_event_stream(&head.headers) {
                     return; // 405: the server has no stream of its own
                 }
                 let _ = self
-                    .events(&mut body, &mut Vec::new(), true, &mut last_id)
+                    .events(&mut body, &mut Vec::new(), true, &mut stream, false)
                     .await;
             }
-            misses = if last_id == before { misses + 1 } else { 0 };
-            if misses >= GET_RETRIES {
+            let Some(wait) = stream.next_try(began.as_ref()) else {
                 return;
-            }
-            let retry = *lock(&self.retry);
-            tokio::time::sleep(reconnect_delay(misses, retry)).await;
+            };
+            tokio::time::sleep(wait).await;
         }
     }
 
@@ -566,6 +564,8 @@ pub fn run(upstream: Upstream, extra: HeaderMap, options: Options) -> io::Result
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
 
     /// An address nobody listens on.
@@ -576,37 +576,6 @@ mod tests {
             .port();
         let url = format!("http://127.0.0.1:{port}/mcp").parse().unwrap();
         Upstream::new(url, Duration::from_secs(5)).unwrap()
-    }
-
-    #[test]
-    fn a5_the_get_stream_backs_off_doubling_to_a_bound_and_honours_retry() {
-        let schedule: Vec<u64> = (0..GET_RETRIES + 2)
-            .map(|misses| reconnect_delay(misses, None).as_millis() as u64)
-            .collect();
-        assert_eq!(schedule, [500, 1000, 2000, 4000, 8000, 8000, 8000]);
-        // What the proxy waits in all before giving a silent stream up: bounded.
-        let total: Duration = (1..GET_RETRIES)
-            .map(|misses| reconnect_delay(misses, None))
-            .sum();
-        assert_eq!(total, Duration::from_secs(15));
-        // The server's `retry:` wins, whichever the count (SEP-1699).
-        let retry = Duration::from_millis(1500);
-        assert!((0..20).all(|misses| reconnect_delay(misses, Some(retry)) == retry));
-        assert_eq!(reconnect_delay(u32::MAX, None), MAX_RECONNECT_DELAY);
-    }
-
-    #[test]
-    fn a5_an_events_retry_field_is_read_for_the_get_stream() {
-        let mut events = EventShaper::new(Out::Lines);
-        let mut sink = QueueSink::default();
-        let mut shaper = backstop_jsonrpc::Shaper::default();
-        let stream = b"id: 1\nretry: 2500\n\ndata: {}\n\nretry: later\n\n";
-        let ended = events.push(&mut shaper, stream, &mut sink);
-        let retries: Vec<_> = ended
-            .iter()
-            .map(|event| event.retry.as_deref().and_then(retry_value))
-            .collect();
-        assert_eq!(retries, [Some(Duration::from_millis(2500)), None, None]);
     }
 
     #[test]

@@ -64,6 +64,7 @@ use super::connections::{Connections, DEFAULT_MAX_CONNECTIONS, REFUSAL};
 use super::headers::{SESSION_ID, end_to_end, is_event_stream, to_upstream};
 use super::listing::list_first;
 use super::origin_guard::{self, Allowed};
+use super::resumption::{Resumption, is_close};
 use super::shape::{BodyShaper, EventShaper, Out, QueueSink, Queued};
 use super::stateless_catalogs::StatelessCatalogs;
 use super::upstream::{Upstream, UpstreamFailure, Wait};
@@ -563,7 +564,10 @@ async fn send_queued(sink: &mut QueueSink, sender: &mut BodySender) -> Result<()
 }
 
 /// Shape an SSE stream as it arrives into `sender`; when it breaks off, times out or
-/// ends, each request of `ids` it did not answer gets an error event.
+/// ends, each request of `ids` it did not answer gets an error event — unless the
+/// server closed a stream the client may resume (an event of it had an id,
+/// SEP-1699): that close is passed on as it came, and the answers come on the
+/// client's GET with `Last-Event-ID`, shaped there ([`super::resumption`], B5).
 async fn stream_events(
     upstream: &Upstream,
     shaping: &Shaping,
@@ -575,6 +579,7 @@ async fn stream_events(
     let mut events = EventShaper::new(Out::Http);
     let mut sink = QueueSink::default();
     let wait = upstream.wait(patient);
+    let mut stream = Resumption::default();
     let ended = loop {
         let next = tokio::select! {
             next = upstream.next_data(body, wait) => next,
@@ -586,6 +591,7 @@ async fn stream_events(
             Err(failure) => break Some(failure),
         };
         for event in shaping.shape(|shaper| events.push(shaper, &data, &mut sink)) {
+            stream.saw(event.id.as_deref(), event.retry.as_deref());
             let answered = event
                 .message
                 .map(|message| message.answered)
@@ -597,12 +603,13 @@ async fn stream_events(
     // An event cut off by the end of the stream is sent on as it came, unless error
     // events follow: a client would join them to it (and drops it at the end anyway).
     // One already on its way is ended first.
-    let keep_cut_off = ids.is_empty();
+    let passed_on = stream.is_resumable() && is_close(ended.as_ref());
+    let keep_cut_off = ids.is_empty() || passed_on;
     if shaping.shape(|shaper| events.finish(shaper, keep_cut_off, &mut sink)) {
         sink.send(b"\n\n");
     }
     send_queued(&mut sink, &mut sender).await?;
-    if !ids.is_empty() {
+    if !ids.is_empty() && !passed_on {
         let failure = ended.unwrap_or(UpstreamFailure::Broken);
         let error = failure.to_error(upstream.address());
         for answer in shaping.fail_requests(&ids, &error) {

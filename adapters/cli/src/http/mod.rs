@@ -10,6 +10,8 @@
 //! - [`shape`]: bodies and events shaped as they arrive, in bounded memory (B3).
 //! - [`upstream`]: the HTTP client, and the errors that answer requests a failing
 //!   server left unanswered.
+//! - [`resumption`]: a server's stream that closes, resumed from its last event id
+//!   or passed on for the client to resume (SEP-1699), never answered twice.
 //! - [`headers`]: which headers pass (A5: everything end-to-end, untouched; hop-by-hop
 //!   ones dropped).
 //! - [`origin_guard`]: which `Host` and `Origin` values the gateway serves (its
@@ -29,6 +31,7 @@ pub mod headers;
 pub mod listing;
 pub mod message_headers;
 pub mod origin_guard;
+pub mod resumption;
 pub mod shape;
 pub mod sse;
 pub mod stateless_catalogs;

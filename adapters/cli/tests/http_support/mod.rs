@@ -195,15 +195,31 @@ pub fn start_everything(bin: &PathBuf) -> (Spawned, String) {
 /// The official TypeScript SDK 2.x server (`tests/peers/servers/
 /// typescript_v2_server.mjs`, MCP 2026-07-28) on a free port; its URL. `None`
 /// when node or the pinned SDK is missing.
+#[allow(dead_code)] // not every test binary that includes this module asks
 pub fn typescript_v2() -> Option<(Spawned, String)> {
-    let sdk = root().join("target/node-peers/node_modules/@modelcontextprotocol/server");
-    if !has_node() || !sdk.exists() {
+    node_http_server("server", "typescript_v2_server.mjs", &["http"])
+}
+
+/// The official TypeScript SDK 1.x server whose streams are resumable (SEP-1699,
+/// `tests/peers/servers/typescript_resumable_server.mjs`) on a free port; its URL.
+/// `None` when node or the pinned SDK is missing.
+#[allow(dead_code)] // not every test binary that includes this module asks
+pub fn typescript_resumable() -> Option<(Spawned, String)> {
+    node_http_server("sdk", "typescript_resumable_server.mjs", &[])
+}
+
+/// `tests/peers/servers/<script> ARGS… PORT` on node, on a free port, given the
+/// pinned `@modelcontextprotocol/<package>`; its URL.
+fn node_http_server(package: &str, script: &str, args: &[&str]) -> Option<(Spawned, String)> {
+    let sdk = root().join("target/node-peers/node_modules/@modelcontextprotocol");
+    if !has_node() || !sdk.join(package).exists() {
         return None;
     }
     let port = free_port();
     let mut child = Command::new("node")
-        .arg(root().join("tests/peers/servers/typescript_v2_server.mjs"))
-        .args(["http", &port.to_string()])
+        .arg(root().join("tests/peers/servers").join(script))
+        .args(args)
+        .arg(port.to_string())
         .stdout(Stdio::null())
         .stderr(Stdio::inherit())
         .spawn()
