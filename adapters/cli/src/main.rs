@@ -25,6 +25,7 @@ use backstop::http::origin_guard::{self, Allowed, Pattern};
 use backstop::http::upstream::{DEFAULT_TIMEOUT, Upstream};
 use backstop::http::{Options, client};
 use backstop::proxy::{self, ServerCommand};
+use backstop::server_process::DEFAULT_KILL_AFTER;
 use backstop_jsonrpc::Shaper;
 use clap::{Parser, Subcommand};
 use http::{HeaderMap, HeaderName, HeaderValue};
@@ -189,6 +190,11 @@ struct ProxyArgs {
     /// (the server's GET stream, `subscriptions/listen`, `tasks/result`) has none.
     #[arg(long, value_name = "SECONDS")]
     answer_timeout: Option<f64>,
+
+    /// Seconds the server has to exit when the proxy is told to stop (SIGINT or
+    /// SIGTERM, forwarded to it) before it is killed.
+    #[arg(long, value_name = "SECONDS", conflicts_with = "url", default_value_t = DEFAULT_KILL_AFTER.as_secs_f64())]
+    kill_after: f64,
 
     /// The server's command and its arguments, after `--`.
     #[arg(last = true, required_unless_present = "url", value_name = "COMMAND")]
@@ -432,7 +438,11 @@ fn proxy_main(args: ProxyArgs) -> ExitCode {
     let Some(program) = command.next() else {
         return usage_error("no server command given after `--`");
     };
-    let server = ServerCommand::new(program, command);
+    let mut server = ServerCommand::new(program, command);
+    let Ok(kill_after) = Duration::try_from_secs_f64(args.kill_after) else {
+        return usage_error("--kill-after must be a positive number of seconds");
+    };
+    server.kill_after = kill_after;
     match proxy::run(&server, shaper, !args.shape.quiet) {
         Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
         Err(error) => {

@@ -22,7 +22,9 @@
 //!   answers any longer: a watchdog thread releases them, decided without a catalog.
 //! - The child's stderr is this process's stderr. SIGINT and SIGTERM are forwarded to
 //!   the child, which runs in its own process group (so a terminal's Ctrl-C reaches it
-//!   once, through the proxy); the proxy itself waits for the child to exit.
+//!   once, through the proxy), and killed if it has not exited
+//!   [`ServerCommand::kill_after`] later; the proxy itself waits for the child to exit.
+//!   If the proxy dies, the kernel kills the child ([`crate::server_process`]).
 //! - When the child's stdout ends, the proxy waits for its exit status, answers every
 //!   request still pending with a JSON-RPC error saying the server exited and how
 //!   ([`server_exited_error`]), and exits with the child's code (128 + N when the child
@@ -30,7 +32,7 @@
 
 use std::ffi::OsString;
 use std::io::{self, BufWriter, Read, Write};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Sender};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -39,11 +41,8 @@ use std::time::{Duration, Instant};
 
 use backstop_core::ProtocolError;
 use backstop_core::protocol_error::code;
-use nix::sys::signal::{Signal, kill};
-use nix::unistd::Pid;
+use nix::sys::signal::Signal;
 use serde_json::json;
-use signal_hook::consts::{SIGINT, SIGTERM};
-use signal_hook::iterator::Signals;
 
 use backstop_jsonrpc::Shaper;
 use backstop_jsonrpc::stream::{ServerStream, Sink};
@@ -51,6 +50,7 @@ use backstop_jsonrpc::stream::{ServerStream, Sink};
 use crate::framing::{LineReader, write_line};
 use crate::held::HeldInBackground;
 use crate::log::log_failure;
+use crate::server_process::{DEFAULT_KILL_AFTER, ServerProcess};
 
 /// The server to run: a program and its arguments.
 ///
@@ -64,6 +64,9 @@ pub struct ServerCommand {
     pub program: OsString,
     /// Its arguments.
     pub args: Vec<OsString>,
+    /// How long it has to exit when the proxy is told to stop (SIGINT or SIGTERM,
+    /// forwarded) before it is killed.
+    pub kill_after: Duration,
 }
 
 impl ServerCommand {
@@ -81,6 +84,7 @@ impl ServerCommand {
         Self {
             program: program.into(),
             args: args.into_iter().map(Into::into).collect(),
+            kill_after: DEFAULT_KILL_AFTER,
         }
     }
 }
@@ -159,22 +163,18 @@ type ClientOutput = Arc<Mutex<BufWriter<io::Stdout>>>;
 /// std::process::exit(code);
 /// ```
 pub fn run(server: &ServerCommand, shaper: Shaper, log_failures: bool) -> io::Result<i32> {
-    let mut child = Command::new(&server.program)
+    let mut command = Command::new(&server.program);
+    command
         .args(&server.args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .process_group(0)
-        .spawn()?;
-    let pid = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
-    forward_signals(pid);
+        .stderr(Stdio::inherit());
+    let (process, stdin, from_server) = ServerProcess::spawn(&mut command)?;
+    process.forward_stop_signals(server.kill_after);
 
     let shaper = Arc::new(Mutex::new(shaper));
-    let to_server: ServerInput = Arc::new(Mutex::new(Some(BufWriter::with_capacity(
-        64 << 10,
-        child.stdin.take().expect("stdin is piped"),
-    ))));
-    let from_server = child.stdout.take().expect("stdout is piped");
+    let to_server: ServerInput =
+        Arc::new(Mutex::new(Some(BufWriter::with_capacity(64 << 10, stdin))));
     widen_pipe(&from_server);
 
     let client_side = Arc::clone(&shaper);
@@ -219,7 +219,7 @@ pub fn run(server: &ServerCommand, shaper: Shaper, log_failures: bool) -> io::Re
     }
     sink.flush();
     let client_gone = sink.client_gone;
-    let status = child.wait()?;
+    let status = process.wait()?;
     let answers = lock(&shaper).answer_pending(&server_exited_error(status));
     if !client_gone {
         let mut out = lock(&out);
@@ -390,22 +390,6 @@ fn spawn_listing_watchdog(shaper: Arc<Mutex<Shaper>>, out: ClientOutput, log_fai
                 }
                 (Some(request), _) => Some((request, Instant::now())),
             };
-        }
-    });
-}
-
-/// Forward SIGINT and SIGTERM to the child, from a thread of their own. If signals
-/// cannot be hooked, they keep their default action (the proxy dies, the child sees
-/// its stdin close).
-fn forward_signals(child: Pid) {
-    let Ok(mut signals) = Signals::new([SIGINT, SIGTERM]) else {
-        return;
-    };
-    thread::spawn(move || {
-        for signal in signals.forever() {
-            if let Ok(signal) = Signal::try_from(signal) {
-                let _ = kill(child, signal);
-            }
         }
     });
 }
