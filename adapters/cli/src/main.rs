@@ -22,7 +22,7 @@ use std::time::Duration;
 use backstop::http::connections;
 use backstop::http::gateway::{self, Gateway};
 use backstop::http::origin_guard::{self, Allowed, Pattern};
-use backstop::http::upstream::{DEFAULT_TIMEOUT, Upstream};
+use backstop::http::upstream::{DEFAULT_IDLE_TIMEOUT, DEFAULT_TIMEOUT, Upstream};
 use backstop::http::{Options, client};
 use backstop::proxy::{self, ServerCommand};
 use backstop::server_process::DEFAULT_KILL_AFTER;
@@ -225,6 +225,11 @@ struct GatewayArgs {
     #[arg(long, value_name = "SECONDS")]
     answer_timeout: Option<f64>,
 
+    /// Seconds an idle connection to the upstream is kept for reuse (at most 32 are
+    /// kept).
+    #[arg(long, value_name = "SECONDS", default_value_t = DEFAULT_IDLE_TIMEOUT.as_secs_f64())]
+    upstream_idle: f64,
+
     /// The largest request body taken, in bytes (413 above it).
     #[arg(long, value_name = "N", default_value_t = gateway::DEFAULT_MAX_BODY)]
     max_body: usize,
@@ -309,8 +314,14 @@ fn parse_keep(text: &str) -> Result<(Option<String>, Keep), String> {
     Ok((tool, keep))
 }
 
-/// An upstream from a URL, a timeout and an answer timeout in seconds.
-fn upstream(url: &str, timeout: f64, answer_timeout: Option<f64>) -> Result<Upstream, String> {
+/// An upstream from a URL, a timeout, an answer timeout and an idle timeout for its
+/// pooled connections, in seconds.
+fn upstream(
+    url: &str,
+    timeout: f64,
+    answer_timeout: Option<f64>,
+    idle_timeout: f64,
+) -> Result<Upstream, String> {
     let url = url
         .parse()
         .map_err(|_| "the URL does not read as a URL".to_owned())?;
@@ -320,7 +331,12 @@ fn upstream(url: &str, timeout: f64, answer_timeout: Option<f64>) -> Result<Upst
         .map(Duration::try_from_secs_f64)
         .transpose()
         .map_err(|_| "the answer timeout must be a positive number of seconds".to_owned())?;
-    Ok(Upstream::new(url, timeout)?.with_answer_timeout(answer_timeout))
+    let idle_timeout = Duration::try_from_secs_f64(idle_timeout)
+        .map_err(|_| "--upstream-idle must be a positive number of seconds".to_owned())?;
+    Ok(
+        Upstream::with_idle_timeout(url, timeout, idle_timeout)?
+            .with_answer_timeout(answer_timeout),
+    )
 }
 
 /// The command line, read; an error exits as clap's would, without the text of an
@@ -385,7 +401,12 @@ fn usage_error(error: impl std::fmt::Display) -> ExitCode {
 fn gateway_main(args: GatewayArgs) -> ExitCode {
     let (options, upstream) = match (
         args.shape.options(),
-        upstream(&args.upstream, args.timeout, args.answer_timeout),
+        upstream(
+            &args.upstream,
+            args.timeout,
+            args.answer_timeout,
+            args.upstream_idle,
+        ),
     ) {
         (Ok(options), Ok(upstream)) => (options, upstream),
         (Err(error), _) | (_, Err(error)) => return usage_error(error),
@@ -417,7 +438,8 @@ fn proxy_main(args: ProxyArgs) -> ExitCode {
         Err(error) => return usage_error(error),
     };
     if let Some(url) = &args.url {
-        let upstream = match upstream(url, args.timeout, args.answer_timeout) {
+        let idle = DEFAULT_IDLE_TIMEOUT.as_secs_f64();
+        let upstream = match upstream(url, args.timeout, args.answer_timeout, idle) {
             Ok(upstream) => upstream,
             Err(error) => return usage_error(error),
         };

@@ -25,6 +25,8 @@ static SEEN_WITH_LISTS: Mutex<Vec<Value>> = Mutex::new(Vec::new());
 static SEEN_EVERYWHERE: Mutex<Vec<Value>> = Mutex::new(Vec::new());
 /// The same, for the gateway under a flood of slow-header clients.
 static SEEN_UNDER_FLOOD: Mutex<Vec<Value>> = Mutex::new(Vec::new());
+/// The same, for the gateway under bursts of clients.
+static SEEN_IN_BURSTS: Mutex<Vec<Value>> = Mutex::new(Vec::new());
 
 /// A server that answers every request with an empty result for its id and notes its
 /// headers in `seen`.
@@ -365,6 +367,55 @@ fn b2_a_slow_header_flood_leaves_a_real_client_served() {
         "not served within 10 s (the flood's header timeout is 30 s): {took:?}"
     );
     drop(flood);
+}
+
+/// A server that answers each request 200 ms late (so that a burst of them overlaps).
+async fn answer_late(request: Request<Incoming>) -> Result<Response<TestBody>, Infallible> {
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    answer(request, &SEEN_IN_BURSTS).await
+}
+
+/// B2: a burst of 100 clients at once through the gateway opens as many connections to
+/// the server; afterwards at most 32 stay open, idle, for reuse, and those close after
+/// `--upstream-idle`. Before, all 100 stayed open for hyper's default 90 s (issue 20:
+/// 410–1,980 idle after a burst of 5,000).
+#[test]
+fn b2_a_burst_of_clients_leaves_a_bounded_idle_pool_upstream() {
+    use std::sync::atomic::Ordering;
+    let (_runtime, upstream, open) = http_support::start_counted_upstream(answer_late);
+    let (_gateway, url) = start_gateway(&upstream, &["--upstream-idle", "1"]);
+    let burst: Vec<_> = (0..100)
+        .map(|_| {
+            let url = url.clone();
+            std::thread::spawn(move || ping(&Http::new(), &url, &[]).status)
+        })
+        .collect();
+    let peak = (0..40)
+        .map(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(5));
+            open.load(Ordering::SeqCst)
+        })
+        .max()
+        .unwrap();
+    assert!(
+        burst
+            .into_iter()
+            .all(|client| client.join().unwrap() == 200)
+    );
+    assert!(
+        peak > 32,
+        "the burst overlapped upstream: {peak} open at its peak"
+    );
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let after = open.load(Ordering::SeqCst);
+    assert!(
+        after <= 32,
+        "{after} connections left open upstream after the burst"
+    );
+    // The pool looks for idle connections once per idle timeout: gone within two.
+    std::thread::sleep(std::time::Duration::from_millis(2500));
+    let idle = open.load(Ordering::SeqCst);
+    assert_eq!(idle, 0, "idle connections closed after --upstream-idle");
 }
 
 /// Whether a `ping` through the gateway at `url` is answered within `limit`, on a

@@ -2,8 +2,9 @@
 //! say to the client (SPEC A5).
 //!
 //! One [`Upstream`] per process: a hyper client pool (HTTP/1.1, with TLS by rustls and
-//! the webpki roots for `https://` URLs), the server's URL, and a timeout for the
-//! server's answer. Every failure becomes an [`UpstreamFailure`], which names the cause
+//! the webpki roots for `https://` URLs; at most [`MAX_IDLE_CONNECTIONS`] idle, each
+//! closed after [`DEFAULT_IDLE_TIMEOUT`] unused), the server's URL, and a timeout for
+//! the server's answer. Every failure becomes an [`UpstreamFailure`], which names the cause
 //! and the server's [address](display_address) — never a credential: the URL's user
 //! info and query are left out, and no header value is ever part of it.
 
@@ -19,7 +20,7 @@ use hyper::body::Incoming;
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::TokioExecutor;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
 use serde_json::json;
 
 /// How long the server may take to answer (its headers, a JSON body, or the next bytes
@@ -29,6 +30,23 @@ use serde_json::json;
 /// assert_eq!(backstop::http::upstream::DEFAULT_TIMEOUT.as_secs(), 300);
 /// ```
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+
+/// How many idle connections to the server are kept for reuse, at most: a burst of
+/// clients leaves no more open behind it. Connections in use are bounded by the
+/// clients' own (the gateway's `--max-connections`).
+///
+/// ```
+/// assert_eq!(backstop::http::upstream::MAX_IDLE_CONNECTIONS, 32);
+/// ```
+pub const MAX_IDLE_CONNECTIONS: usize = 32;
+
+/// How long an idle connection to the server is kept for reuse unless told otherwise
+/// (`--upstream-idle`).
+///
+/// ```
+/// assert_eq!(backstop::http::upstream::DEFAULT_IDLE_TIMEOUT.as_secs(), 30);
+/// ```
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// The server's URL as it may be shown: scheme, host, port and path; no user info, no
 /// query (either may hold a key).
@@ -163,6 +181,23 @@ impl Upstream {
     /// assert_eq!(upstream.address(), "http://127.0.0.1:9/mcp");
     /// ```
     pub fn new(url: Uri, timeout: Duration) -> Result<Self, String> {
+        Self::with_idle_timeout(url, timeout, DEFAULT_IDLE_TIMEOUT)
+    }
+
+    /// The same, an idle connection to the server kept for reuse `idle_timeout` at
+    /// most (and at most [`MAX_IDLE_CONNECTIONS`] of them).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// let upstream = backstop::http::upstream::Upstream::with_idle_timeout(
+    ///     "http://127.0.0.1:9/mcp".parse().unwrap(), Duration::from_secs(5), Duration::from_secs(1)).unwrap();
+    /// assert_eq!(upstream.timeout(), Duration::from_secs(5));
+    /// ```
+    pub fn with_idle_timeout(
+        url: Uri,
+        timeout: Duration,
+        idle_timeout: Duration,
+    ) -> Result<Self, String> {
         match url.scheme_str() {
             Some("http" | "https") if url.host().is_some() => {}
             _ => return Err("the URL must be http:// or https:// with a host".to_owned()),
@@ -184,7 +219,11 @@ impl Upstream {
             .https_or_http()
             .enable_http1()
             .wrap_connector(tcp);
-        let client = Client::builder(TokioExecutor::new()).build(connector);
+        let client = Client::builder(TokioExecutor::new())
+            .pool_max_idle_per_host(MAX_IDLE_CONNECTIONS)
+            .pool_idle_timeout(idle_timeout)
+            .pool_timer(TokioTimer::new())
+            .build(connector);
         Ok(Self {
             client,
             address: display_address(&url),

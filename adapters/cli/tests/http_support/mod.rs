@@ -30,6 +30,27 @@ where
         + Send
         + 'static,
 {
+    let (runtime, url, _) = start_counted_upstream(answer);
+    (runtime, url)
+}
+
+/// [`start_upstream`], and how many connections to it are open at any time.
+pub fn start_counted_upstream<F, A>(
+    answer: F,
+) -> (
+    tokio::runtime::Runtime,
+    String,
+    std::sync::Arc<std::sync::atomic::AtomicUsize>,
+)
+where
+    F: Fn(Request<hyper::body::Incoming>) -> A + Copy + Send + Sync + 'static,
+    A: std::future::Future<Output = Result<http::Response<TestBody>, std::convert::Infallible>>
+        + Send
+        + 'static,
+{
+    use std::sync::atomic::Ordering;
+    let open = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = std::sync::Arc::clone(&open);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
@@ -44,6 +65,8 @@ where
             let Ok((stream, _)) = listener.accept().await else {
                 continue;
             };
+            counted.fetch_add(1, Ordering::SeqCst);
+            let closed = std::sync::Arc::clone(&counted);
             tokio::spawn(async move {
                 let _ = hyper::server::conn::http1::Builder::new()
                     .serve_connection(
@@ -51,10 +74,11 @@ where
                         hyper::service::service_fn(answer),
                     )
                     .await;
+                closed.fetch_sub(1, Ordering::SeqCst);
             });
         }
     });
-    (runtime, format!("http://{addr}/mcp"))
+    (runtime, format!("http://{addr}/mcp"), open)
 }
 
 /// The `backstop` binary under test.
