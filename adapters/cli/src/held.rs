@@ -54,6 +54,14 @@ impl HeldBytes {
         }
         let written = self.spill().map(|file| file.write_all(bytes));
         if !matches!(written, Some(Ok(()))) {
+            let cause = match written {
+                Some(Err(error)) => error.to_string(),
+                _ => "no temporary file could be made".to_owned(),
+            };
+            tracing::warn!(
+                held = self.len,
+                "the bytes of a long message are lost: {cause}"
+            );
             self.lost = true;
             self.file = None;
             self.memory = Vec::new();

@@ -72,6 +72,12 @@ uvx, npx or as an installed binary, are in the README's \"Use it\" section:
 struct Cli {
     #[command(subcommand)]
     command: Commands,
+
+    /// More of the diagnostic log on stderr: -v info, -vv debug, -vvv trace (warnings
+    /// only by default; RUST_LOG, when set, decides instead). Never a header value,
+    /// credential or argument value, at any level.
+    #[arg(short, long, action = clap::ArgAction::Count, global = true)]
+    verbose: u8,
 }
 
 #[derive(Debug, Subcommand)]
@@ -378,7 +384,9 @@ fn unexpected_value_hidden(error: &clap::Error) -> Option<clap::Error> {
 }
 
 fn main() -> ExitCode {
-    match parse_cli().command {
+    let cli = parse_cli();
+    backstop::log::init_diagnostics(cli.verbose);
+    match cli.command {
         Commands::Proxy(args) => proxy_main(args),
         Commands::Gateway(args) => gateway_main(args),
         Commands::GenerateShare { dir } => {

@@ -377,6 +377,10 @@ fn spawn_listing_watchdog(shaper: Arc<Mutex<Shaper>>, out: ClientOutput, log_fai
                     if at.elapsed() < LISTING_PATIENCE {
                         continue;
                     }
+                    tracing::warn!(
+                        after_s = LISTING_PATIENCE.as_secs(),
+                        "the server did not answer backstop's own tools/list: given up"
+                    );
                     let released = shaper.give_up_listing();
                     if log_failures {
                         shaper.take_log_records().iter().for_each(log_failure);

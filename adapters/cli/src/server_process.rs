@@ -65,6 +65,8 @@ impl ServerProcess {
         let stdin = child.stdin.take().ok_or_else(|| piped("stdin"))?;
         let stdout = child.stdout.take().ok_or_else(|| piped("stdout"))?;
         let pid = Pid::from_raw(i32::try_from(child.id()).unwrap_or(i32::MAX));
+        // The program only: its arguments may hold a credential.
+        tracing::info!(program = ?command.get_program(), pid = child.id(), "the server started");
         let server = Self {
             pid,
             child: Mutex::new(Some(child)),
@@ -100,10 +102,16 @@ impl ServerProcess {
     /// exited by then (from a thread of its own).
     pub fn stop(self: &Arc<Self>, signal: Signal, kill_after: Duration) {
         if self.signal(signal) {
+            tracing::info!(%signal, "forwarded to the server");
             let server = Arc::clone(self);
             thread::spawn(move || {
                 thread::sleep(kill_after);
-                server.signal(Signal::SIGKILL);
+                if server.signal(Signal::SIGKILL) {
+                    tracing::warn!(
+                        after_s = kill_after.as_secs_f64(),
+                        "the server had not exited after {signal}: killed"
+                    );
+                }
             });
         }
     }
@@ -117,6 +125,7 @@ impl ServerProcess {
                     return Err(io::Error::other("the server was reaped already"));
                 };
                 if let Some(status) = running.try_wait()? {
+                    tracing::info!(%status, "the server exited");
                     *child = None;
                     return Ok(status);
                 }

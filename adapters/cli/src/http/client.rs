@@ -421,8 +421,14 @@ impl Session {
         let mut failure = UpstreamFailure::Broken;
         while !ids.is_empty() {
             let Some(wait) = stream.next_try(began.as_ref()) else {
+                tracing::warn!("the server's stream could not be resumed: given up");
                 return Some(failure);
             };
+            tracing::info!(
+                after_ms = wait.as_millis() as u64,
+                requests = ids.len(),
+                "resuming the server's stream, closed before it answered (SEP-1699)"
+            );
             tokio::time::sleep(wait).await;
             began = stream.last_event_id().cloned();
             let response = match self.upstream.send(self.get_stream(began.as_ref())).await {
@@ -434,6 +440,10 @@ impl Session {
             };
             let (head, mut body) = response.into_parts();
             if !head.status.is_success() || !is_event_stream(&head.headers) {
+                tracing::warn!(
+                    status = head.status.as_u16(),
+                    "the server refused to resume its stream"
+                );
                 return Some(UpstreamFailure::Status(head.status));
             }
             let ended = self.events(&mut body, ids, patient, stream, true).await;
@@ -457,6 +467,10 @@ impl Session {
             if let Ok(response) = self.upstream.send(self.get_stream(began.as_ref())).await {
                 let (head, mut body) = response.into_parts();
                 if !head.status.is_success() || !is_event_stream(&head.headers) {
+                    tracing::debug!(
+                        status = head.status.as_u16(),
+                        "the server has no stream of its own"
+                    );
                     return; // 405: the server has no stream of its own
                 }
                 let _ = self
@@ -464,8 +478,13 @@ impl Session {
                     .await;
             }
             let Some(wait) = stream.next_try(began.as_ref()) else {
+                tracing::info!("the server's own stream ended for good: no new events");
                 return;
             };
+            tracing::debug!(
+                after_ms = wait.as_millis() as u64,
+                "reopening the server's own stream"
+            );
             tokio::time::sleep(wait).await;
         }
     }

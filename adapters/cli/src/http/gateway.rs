@@ -181,14 +181,32 @@ impl Gateway {
                 break;
             };
             sessions.remove(&oldest);
+            tracing::debug!(
+                max = self.max_sessions,
+                "the least recently used session's state dropped to make room"
+            );
         }
-        sessions.insert(id.to_owned(), Entry { shaping, used: now });
+        if sessions
+            .insert(id.to_owned(), Entry { shaping, used: now })
+            .is_none()
+        {
+            tracing::debug!(sessions = sessions.len(), "a session's state kept");
+        }
     }
 
     /// Forget the sessions idle for longer than [`Self::session_idle`].
     fn expire(&self) {
         let now = Instant::now();
-        lock(&self.sessions).retain(|_, entry| now.duration_since(entry.used) < self.session_idle);
+        let mut sessions = lock(&self.sessions);
+        let before = sessions.len();
+        sessions.retain(|_, entry| now.duration_since(entry.used) < self.session_idle);
+        if sessions.len() < before {
+            tracing::debug!(
+                expired = before - sessions.len(),
+                kept = sessions.len(),
+                "idle sessions' state dropped"
+            );
+        }
     }
 }
 
@@ -216,6 +234,10 @@ pub async fn serve(listener: TcpListener, gateway: Arc<Gateway>) -> io::Result<(
         };
         let _ = stream.set_nodelay(true);
         let Some(admission) = connections.admit() else {
+            tracing::warn!(
+                max = gateway.max_connections,
+                "a client connection refused with 503: every connection is serving"
+            );
             tokio::spawn(async move {
                 let _ = stream.write_all(REFUSAL).await;
                 let _ = stream.shutdown().await;
@@ -360,6 +382,8 @@ async fn see_client_body(
 /// The `403` of a request whose `refused` header the gateway does not serve
 /// ([`origin_guard`]): a JSON-RPC error, and the request goes no further.
 fn forbidden(refused: origin_guard::Refused, headers: &http::HeaderMap) -> Response<Body> {
+    // The header's name only: its value is the client's (an attacker's) text.
+    tracing::warn!("a request refused with 403: its {refused} header is not served");
     let value = headers
         .get(match refused {
             origin_guard::Refused::Host => header::HOST,
@@ -609,6 +633,13 @@ async fn stream_events(
         sink.send(b"\n\n");
     }
     send_queued(&mut sink, &mut sender).await?;
+    if passed_on && !ids.is_empty() {
+        tracing::debug!(
+            requests = ids.len(),
+            "the server closed a resumable stream before answering: passed on for the \
+             client to resume (SEP-1699)"
+        );
+    }
     if !ids.is_empty() && !passed_on {
         let failure = ended.unwrap_or(UpstreamFailure::Broken);
         let error = failure.to_error(upstream.address());

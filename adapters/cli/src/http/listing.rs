@@ -130,8 +130,16 @@ pub async fn list_first(
         Ok::<(), UpstreamFailure>(())
     })
     .await;
-    if !matches!(listed, Ok(Ok(()))) {
-        for_client.extend(shaping.abandon_listing());
+    match listed {
+        Ok(Ok(())) => tracing::debug!("listed the tools before a call (E8)"),
+        Ok(Err(failure)) => {
+            tracing::warn!("the tools could not be listed before a call: {failure}");
+            for_client.extend(shaping.abandon_listing());
+        }
+        Err(_) => {
+            tracing::warn!("the tools could not be listed before a call: it timed out");
+            for_client.extend(shaping.abandon_listing());
+        }
     }
     unfinished.0 = None;
     for_client

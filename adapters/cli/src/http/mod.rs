@@ -119,6 +119,15 @@ impl Shaping {
     /// assert_eq!(shaping.pending(), 0);
     /// ```
     pub fn fail_requests(&self, ids: &[String], error: &ProtocolError) -> Vec<Vec<u8>> {
+        if !ids.is_empty() {
+            // The message names the cause and the server's shown address: no header,
+            // credential or query.
+            tracing::warn!(
+                requests = ids.len(),
+                "answered with an error: {}",
+                error.message
+            );
+        }
         lock(&self.shaper).answer_requests(ids, error)
     }
 

@@ -62,6 +62,31 @@ pub fn display_address(uri: &Uri) -> String {
     format!("{scheme}://{host}{port}{}", uri.path())
 }
 
+/// `uri` without its user info (`user:password@`), which HTTP never sends (a request
+/// names its path, and `Host` the host and port) and which would otherwise ride along
+/// in the client pool's own diagnostics.
+///
+/// ```
+/// let uri: http::Uri = "https://user:pw@example.com:8443/mcp?key=k".parse().unwrap();
+/// assert_eq!(backstop::http::upstream::without_user_info(uri), "https://example.com:8443/mcp?key=k");
+/// ```
+pub fn without_user_info(uri: Uri) -> Uri {
+    let Some(authority) = uri.authority() else {
+        return uri;
+    };
+    let Some((_, host)) = authority.as_str().rsplit_once('@') else {
+        return uri;
+    };
+    let mut parts = uri.clone().into_parts();
+    match host.parse() {
+        Ok(host) => {
+            parts.authority = Some(host);
+            Uri::from_parts(parts).unwrap_or(uri)
+        }
+        Err(_) => uri,
+    }
+}
+
 /// Why the server gave no usable answer.
 ///
 /// ```
@@ -227,7 +252,7 @@ impl Upstream {
         Ok(Self {
             client,
             address: display_address(&url),
-            url,
+            url: without_user_info(url),
             timeout,
             answer_timeout: None,
         })
@@ -238,7 +263,7 @@ impl Upstream {
         &self.address
     }
 
-    /// The server's URL.
+    /// The server's URL, without user info ([`without_user_info`]).
     pub fn url(&self) -> &Uri {
         &self.url
     }
