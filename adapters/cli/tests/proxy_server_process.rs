@@ -18,6 +18,7 @@ fn proxy(options: &[&str], script: &str) -> Child {
         .arg("proxy")
         .args(options)
         .args(["--", "sh", "-c", script])
+        .env_remove("RUST_LOG") // the first line on stderr is the server's
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
