@@ -10,9 +10,12 @@
 // 2025-11-25 and 2025-06-18, and whatever older versions the SDK still accepts). Each
 // session has the SDK's in-memory event store, so POST streams open with a priming
 // event (`id:` and `retry:`) and are resumable with `Last-Event-ID`; the tool
-// `test_reconnection` closes its own stream before answering (SEP-1699). The app is the
-// SDK's `createMcpExpressApp`, whose Host header validation answers 403 to anything
-// but localhost, 127.0.0.1 and [::1] (DNS rebinding protection).
+// `test_reconnection` closes its own stream before answering (SEP-1699). The SDK does
+// both only for requests whose MCP-Protocol-Version header is 2025-11-25 or later; the
+// suite's `server-sse-polling` sends 2025-03-26 there, so that scenario gets its answer
+// on the open stream and passes with two warnings (no priming event, no retry field).
+// The app is the SDK's `createMcpExpressApp`, whose Host header validation answers 403
+// to anything but localhost, 127.0.0.1 and [::1] (DNS rebinding protection).
 //
 // It uses the SDK's low-level `Server` rather than `McpServer`, so that every tool
 // schema, resource and prompt below is written exactly as it goes on the wire: the
