@@ -207,6 +207,18 @@ mod tests {
     }
 
     #[test]
+    fn b5_only_a_close_by_the_server_may_be_resumed() {
+        assert!(is_close(None), "the stream ended");
+        assert!(is_close(Some(&UpstreamFailure::Broken)), "broken off");
+        let own = [
+            UpstreamFailure::Timeout(Duration::from_secs(1)),
+            UpstreamFailure::AnswerTimeout(Duration::from_secs(1)),
+            UpstreamFailure::NotJson,
+        ];
+        assert!(own.iter().all(|failure| !is_close(Some(failure))));
+    }
+
+    #[test]
     fn b5_a_stream_without_an_event_id_cannot_be_resumed() {
         let mut stream = Resumption::default();
         stream.saw(None, Some(b"100"));
