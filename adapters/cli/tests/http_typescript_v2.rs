@@ -222,6 +222,25 @@ fn check_client_calls(answers: &[Value], revision: &str) {
     );
 }
 
+/// The client's transport to `upstream` through `backstop proxy --url` at [`CAP`]:
+/// `stdio COMMAND ARGS…`.
+fn proxy_url_transport(upstream: &str) -> Vec<String> {
+    let backstop = backstop().to_string_lossy().into_owned();
+    let cap = CAP.to_string();
+    [
+        "stdio",
+        &backstop,
+        "proxy",
+        "--quiet",
+        "--max-bytes",
+        &cap,
+        "--url",
+        upstream,
+    ]
+    .map(str::to_owned)
+    .to_vec()
+}
+
 fn client_calls() -> Value {
     json!([
         ["big", {"lines": 3000}],
@@ -257,18 +276,8 @@ fn r4_the_typescript_sdk_2_client_accepts_what_proxy_url_builds() {
     else {
         return;
     };
-    let backstop = backstop();
-    let cap = CAP.to_string();
-    let proxy = [
-        "stdio",
-        backstop.to_str().unwrap(),
-        "proxy",
-        "--quiet",
-        "--max-bytes",
-        &cap,
-        "--url",
-        &upstream,
-    ];
+    let proxy = proxy_url_transport(&upstream);
+    let proxy: Vec<&str> = proxy.iter().map(String::as_str).collect();
     for revision in ["2026-07-28", "2025-11-25"] {
         let answers = typescript_client(revision, &proxy, &client_calls());
         check_client_calls(&answers, revision);
@@ -329,19 +338,12 @@ fn b5_a_stream_the_server_closes_to_be_resumed_is_resumed_in_both_modes() {
     let big = direct[0]["result"]["content"][0]["text"].as_str().unwrap();
     assert!(big.len() > CAP, "the server's own result is over the cap");
     let (_gateway, url) = start_gateway(&upstream, &["--max-bytes", &CAP.to_string()]);
-    let backstop = backstop();
-    let cap = CAP.to_string();
-    let proxy = [
-        "stdio",
-        backstop.to_str().unwrap(),
-        "proxy",
-        "--quiet",
-        "--max-bytes",
-        &cap,
-        "--url",
-        &upstream,
-    ];
-    for (mode, transport) in [("gateway", &["http", &url][..]), ("proxy --url", &proxy)] {
+    let proxy = proxy_url_transport(&upstream);
+    let proxy: Vec<&str> = proxy.iter().map(String::as_str).collect();
+    for (mode, transport) in [
+        ("gateway", &["http", &url][..]),
+        ("proxy --url", &proxy[..]),
+    ] {
         let answers = typescript_client("2025-11-25", transport, &calls);
         let cut = &answers[0]["result"];
         let text = cut["content"][0]["text"]

@@ -73,6 +73,7 @@ pub fn reconnect_delay(misses: u32, retry: Option<Duration>) -> Duration {
 /// assert_eq!(retry_value(b"soon"), None);
 /// assert_eq!(retry_value(b""), None);
 /// assert_eq!(retry_value(b"-5"), None);
+/// assert_eq!(retry_value(b"+5"), None, "digits only, no sign");
 /// ```
 pub fn retry_value(value: &[u8]) -> Option<Duration> {
     let digits = !value.is_empty() && value.iter().all(u8::is_ascii_digit);
@@ -204,6 +205,14 @@ mod tests {
             assert!(stream.next_try(two.as_ref()).is_some());
         }
         assert_eq!(stream.next_try(two.as_ref()), None);
+    }
+
+    #[test]
+    fn b5_a_retry_field_is_ascii_digits_only() {
+        assert_eq!(retry_value(b"250"), Some(Duration::from_millis(250)));
+        for not_digits in [&b"+5"[..], b"5 ", b"", b"1e3", b"0x10"] {
+            assert_eq!(retry_value(not_digits), None, "{not_digits:?}");
+        }
     }
 
     #[test]
