@@ -36,13 +36,14 @@
 //! - At the end of stdin, the requests in flight are awaited (each within the timeout),
 //!   the session is ended with a DELETE, and the proxy exits 0.
 
+use std::io::{self, BufWriter, Write};
+use std::sync::Arc;
+use std::sync::Mutex;
+
 use backstop_jsonrpc::stream::{Ended, Sink};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, StatusCode, header};
 use http_body_util::Full;
-use std::io::{self, BufWriter, Write};
-use std::sync::Arc;
-use std::sync::Mutex;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::task::JoinSet;
 
