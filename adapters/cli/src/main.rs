@@ -328,9 +328,15 @@ fn upstream(
     answer_timeout: Option<f64>,
     idle_timeout: f64,
 ) -> Result<Upstream, String> {
-    let url = url
+    let url: http::Uri = url
         .parse()
         .map_err(|_| "the URL does not read as a URL".to_owned())?;
+    if url.authority().is_some_and(|a| a.as_str().contains('@')) {
+        tracing::warn!(
+            "the URL's user info is not sent (HTTP never sends it); a credential goes in \
+             a header: --header 'Authorization: …'"
+        );
+    }
     let timeout = Duration::try_from_secs_f64(timeout)
         .map_err(|_| "the timeout must be a positive number of seconds".to_owned())?;
     let answer_timeout = answer_timeout

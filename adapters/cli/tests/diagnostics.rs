@@ -100,6 +100,7 @@ fn a5_no_credential_is_logged_at_any_level() {
         let log = stderr(&output);
         assert!(log.contains("TRACE"), "every level on: {log}");
         assert!(!log.contains("s3cr3t"), "a credential in the log: {log}");
+        assert!(log.contains("user info is not sent"), "said once: {log}");
         assert!(String::from_utf8_lossy(&output.stdout).contains("\"id\":2"));
     }
 
