@@ -85,17 +85,25 @@ impl TopReader {
         while let Some((&byte, rest)) = bytes.split_first() {
             match self.state {
                 State::Broken => return,
-                // Inside a string of a value that is not the id: to its next quote or
-                // backslash at once (the bulk of a long message).
+                // Inside a string of a value that is not the id: to its closing quote
+                // at once, past its escapes (the bulk of a long message).
                 State::InValue {
                     string: true,
                     escaped: false,
-                } if !self.reading_id && byte != b'"' && byte != b'\\' => {
-                    match memchr::memchr2(b'"', b'\\', bytes) {
-                        Some(at) => bytes = &bytes[at..],
-                        None => return,
+                } if !self.reading_id => match string_end(bytes) {
+                    StringEnd::Quote(at) => {
+                        self.byte(b'"');
+                        bytes = &bytes[at + 1..];
                     }
-                }
+                    StringEnd::AfterBackslash => {
+                        self.state = State::InValue {
+                            string: true,
+                            escaped: true,
+                        };
+                        return;
+                    }
+                    StringEnd::NotYet => return,
+                },
                 _ => {
                     self.byte(byte);
                     bytes = rest;
@@ -212,10 +220,48 @@ impl TopReader {
     }
 }
 
+/// Where a string whose contents `bytes` begin ends, as far as `bytes` go.
+#[derive(Debug, PartialEq, Eq)]
+enum StringEnd {
+    /// At its closing quote, at this offset.
+    Quote(usize),
+    /// Not in `bytes`, whose last byte is a backslash: the next byte is escaped.
+    AfterBackslash,
+    /// Not in `bytes`.
+    NotYet,
+}
+
+/// Where the string `bytes` are inside of ends: its first quote not escaped. An escape
+/// is skipped whole (a backslash and the byte after it), so escape-heavy text
+/// (scrollback's `\n`, `\u001b`) is searched, not stepped through.
+fn string_end(bytes: &[u8]) -> StringEnd {
+    let mut from = 0;
+    while let Some(at) = memchr::memchr2(b'"', b'\\', &bytes[from..]) {
+        let at = from + at;
+        if bytes[at] == b'"' {
+            return StringEnd::Quote(at);
+        }
+        if at + 1 == bytes.len() {
+            return StringEnd::AfterBackslash;
+        }
+        from = at + 2;
+    }
+    StringEnd::NotYet
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_string_s_end_is_searched_past_its_escapes() {
+        assert_eq!(string_end(br#"ab\"c\\"d"#), StringEnd::Quote(7));
+        assert_eq!(string_end(br#"\""#), StringEnd::NotYet);
+        assert_eq!(string_end(br#"ab\"#), StringEnd::AfterBackslash);
+        assert_eq!(string_end(b"plain"), StringEnd::NotYet);
+        assert_eq!(string_end(br#""x"#), StringEnd::Quote(0));
+    }
 
     #[test]
     fn b4_reads_the_id_around_what_strict_json_refuses() {
@@ -307,6 +353,25 @@ mod tests {
                 reader.push(piece);
             }
             prop_assert_eq!(reader.response_id(), Some(id_json));
+        }
+
+        /// Whatever the bytes, the chunking never changes what it reads: an escape
+        /// split between two pushes included.
+        #[test]
+        fn b4_reads_the_same_whatever_the_chunking(
+            bytes in prop::collection::vec(prop_oneof![
+                Just(b'"'), Just(b'\\'), Just(b'{'), Just(b'}'), Just(b':'), Just(b','),
+                Just(b'i'), Just(b'd'), Just(b'1'), Just(0xff), any::<u8>(),
+            ], 0..120),
+            chunk in 1usize..9,
+        ) {
+            let mut message = br#"{"id":5,"result":{"text":""#.to_vec();
+            message.extend(&bytes);
+            let mut reader = TopReader::default();
+            for piece in message.chunks(chunk) {
+                reader.push(piece);
+            }
+            prop_assert_eq!(reader.response_id(), response_id(&message));
         }
 
         /// Whatever the bytes, it never panics.
