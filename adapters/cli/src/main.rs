@@ -320,6 +320,13 @@ fn parse_keep(text: &str) -> Result<(Option<String>, Keep), String> {
     Ok((tool, keep))
 }
 
+/// The duration an option's `value` in seconds gives; an error naming `option` when it
+/// is negative or not a number.
+fn seconds(option: &str, value: f64) -> Result<Duration, String> {
+    Duration::try_from_secs_f64(value)
+        .map_err(|_| format!("{option} must be a positive number of seconds"))
+}
+
 /// An upstream from a URL, a timeout, an answer timeout and an idle timeout for its
 /// pooled connections, in seconds.
 fn upstream(
@@ -337,14 +344,11 @@ fn upstream(
              a header: --header 'Authorization: …'"
         );
     }
-    let timeout = Duration::try_from_secs_f64(timeout)
-        .map_err(|_| "the timeout must be a positive number of seconds".to_owned())?;
+    let timeout = seconds("--timeout", timeout)?;
     let answer_timeout = answer_timeout
-        .map(Duration::try_from_secs_f64)
-        .transpose()
-        .map_err(|_| "the answer timeout must be a positive number of seconds".to_owned())?;
-    let idle_timeout = Duration::try_from_secs_f64(idle_timeout)
-        .map_err(|_| "--upstream-idle must be a positive number of seconds".to_owned())?;
+        .map(|answer_timeout| seconds("--answer-timeout", answer_timeout))
+        .transpose()?;
+    let idle_timeout = seconds("--upstream-idle", idle_timeout)?;
     Ok(
         Upstream::with_idle_timeout(url, timeout, idle_timeout)?
             .with_answer_timeout(answer_timeout),
@@ -425,8 +429,9 @@ fn gateway_main(args: GatewayArgs) -> ExitCode {
         (Ok(options), Ok(upstream)) => (options, upstream),
         (Err(error), _) | (_, Err(error)) => return usage_error(error),
     };
-    let Ok(session_idle) = Duration::try_from_secs_f64(args.session_idle) else {
-        return usage_error("--session-idle must be a positive number of seconds");
+    let session_idle = match seconds("--session-idle", args.session_idle) {
+        Ok(session_idle) => session_idle,
+        Err(error) => return usage_error(error),
     };
     let mut gateway = Gateway::new(upstream, options);
     gateway.max_body = args.max_body;
@@ -475,10 +480,10 @@ fn proxy_main(args: ProxyArgs) -> ExitCode {
         return usage_error("no server command given after `--`");
     };
     let mut server = ServerCommand::new(program, command);
-    let Ok(kill_after) = Duration::try_from_secs_f64(args.kill_after) else {
-        return usage_error("--kill-after must be a positive number of seconds");
+    server.kill_after = match seconds("--kill-after", args.kill_after) {
+        Ok(kill_after) => kill_after,
+        Err(error) => return usage_error(error),
     };
-    server.kill_after = kill_after;
     match proxy::run(&server, shaper, !args.shape.quiet) {
         Ok(code) => ExitCode::from(u8::try_from(code).unwrap_or(1)),
         Err(error) => {

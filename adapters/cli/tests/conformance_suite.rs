@@ -137,11 +137,14 @@ fn a5_every_server_scenario_fares_the_same_through_the_gateway() {
         return;
     };
     let (_server, url) = conformance_server();
-    let direct = server_results(&run_suite(
-        &suite,
-        &["server", "--suite", "all", "--url", &url],
-        &[],
-    ));
+    let every_scenario = |url: &str| {
+        server_results(&run_suite(
+            &suite,
+            &["server", "--suite", "all", "--url", url],
+            &[],
+        ))
+    };
+    let direct = every_scenario(&url);
     assert!(direct.len() >= 32, "every scenario ran: {direct:?}");
     let failing: Vec<_> = direct
         .iter()
@@ -153,11 +156,7 @@ fn a5_every_server_scenario_fares_the_same_through_the_gateway() {
     let (_gateway, gateway) = start_gateway(&upstream, &[]);
     // The suite names its server `localhost`, as a client on this machine would.
     let gateway = gateway.replace("127.0.0.1", "localhost");
-    let through = server_results(&run_suite(
-        &suite,
-        &["server", "--suite", "all", "--url", &gateway],
-        &[],
-    ));
+    let through = every_scenario(&gateway);
     assert_eq!(differences(&direct, &through), Vec::<String>::new());
 }
 

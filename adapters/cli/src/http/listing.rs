@@ -130,14 +130,15 @@ pub async fn list_first(
         Ok::<(), UpstreamFailure>(())
     })
     .await;
-    match listed {
-        Ok(Ok(())) => tracing::debug!("listed the tools before a call (E8)"),
-        Ok(Err(failure)) => {
-            tracing::warn!("the tools could not be listed before a call: {failure}");
-            for_client.extend(shaping.abandon_listing());
-        }
-        Err(_) => {
-            tracing::warn!("the tools could not be listed before a call: it timed out");
+    let failed = match listed {
+        Ok(Ok(())) => None,
+        Ok(Err(failure)) => Some(failure.to_string()),
+        Err(_) => Some("it timed out".to_owned()),
+    };
+    match failed {
+        None => tracing::debug!("listed the tools before a call (E8)"),
+        Some(cause) => {
+            tracing::warn!("the tools could not be listed before a call: {cause}");
             for_client.extend(shaping.abandon_listing());
         }
     }
