@@ -8,7 +8,9 @@
 //! checked); everything else is read as the structure of one JSON object, as far as it
 //! is one. The message answers the request its top-level `id` names when that `id` was
 //! read whole, as strict JSON (a number, or a string), before the structure broke or
-//! ended, and no top-level `method` was (it is a response). [`TopReader`] reads it as the bytes come, in
+//! ended, and no top-level `method` was (it is a response); of two top-level `id`s, the
+//! first (the one a reader that streams the message meets, and decides on, first).
+//! [`TopReader`] reads it as the bytes come, in
 //! memory bounded whatever the message's length; [`response_id`] reads a whole one.
 //!
 //! ```
@@ -54,6 +56,8 @@ pub struct TopReader {
     reading_id: bool,
     /// The id's value ended (at a delimiter or a space).
     id_done: bool,
+    /// A top-level `id` key was met: a later one is not read.
+    id_met: bool,
     method: bool,
 }
 
@@ -147,7 +151,8 @@ impl TopReader {
             State::Value if space => State::Value,
             State::Value => {
                 let named = |name: &[u8]| !self.key_long && self.key == name;
-                self.reading_id = named(b"id");
+                self.reading_id = named(b"id") && !self.id_met;
+                self.id_met |= named(b"id");
                 self.method |= named(b"method");
                 if self.reading_id {
                     self.id = Some(Vec::new());
@@ -261,6 +266,27 @@ mod tests {
         assert_eq!(string_end(br#"ab\"#), StringEnd::AfterBackslash);
         assert_eq!(string_end(b"plain"), StringEnd::NotYet);
         assert_eq!(string_end(br#""x"#), StringEnd::Quote(0));
+    }
+
+    #[test]
+    fn b4_of_two_ids_the_first_is_read_as_a_streaming_reader_meets_it() {
+        // Found by the fuzz target `events`: the long-message path decided on the
+        // first id as it came, the whole-message path read the last.
+        assert_eq!(response_id(br#"{"id":5,"id":1,%c"#).as_deref(), Some("5"));
+        assert_eq!(
+            response_id(br#"{"id":5,"x":{"id":1},"id":2"#).as_deref(),
+            Some("5")
+        );
+        assert_eq!(
+            response_id(br#"{"id":x,"id":1}"#),
+            None,
+            "the first is no id"
+        );
+        assert_eq!(response_id(br#"{"id":1,"id":5}"#).as_deref(), Some("1"));
+        assert_eq!(
+            response_id(br#"{"id":1,"id":5,"id":6}"#).as_deref(),
+            Some("1")
+        );
     }
 
     #[test]
