@@ -5,7 +5,7 @@
 //! a 100 MB SSE comment line is dropped, never held;
 //! and the peak resident memory of the backstop process (VmHWM from `/proc`, read while
 //! it runs) stays within [`RSS_BOUND`]: a bound on memory is a correctness property
-//! here, not a speed claim.
+//! here, not a speed claim. `B3_MESSAGE_MB=1000` runs it on 1 GB messages.
 //!
 //! The upstream is a small hyper server of this test's own that writes each big
 //! message from one repeated block, as it is asked for.
@@ -27,8 +27,16 @@ use serde_json::{Value, json};
 const CAP: usize = 1_000_000;
 /// The peak RSS allowed at that cap, whatever the message's size (as for stdio).
 const RSS_BOUND: u64 = 64 << 20;
-/// The big message's text: this many repeats of [`BLOCK`].
-const REPEATS: usize = 100_000_000 / BLOCK.len();
+/// The big message's text: this many repeats of [`BLOCK`], about 100 MB — or
+/// `B3_MESSAGE_MB` megabytes (`B3_MESSAGE_MB=1000` measures a 1 GB message; the bound
+/// is the same).
+fn repeats() -> usize {
+    let megabytes = std::env::var("B3_MESSAGE_MB")
+        .ok()
+        .and_then(|mb| mb.parse::<usize>().ok())
+        .unwrap_or(100);
+    megabytes * 1_000_000 / BLOCK.len()
+}
 /// One block of the big text, as JSON string content (`\n` escaped).
 const BLOCK: &str = "0123456789abcdef line of output \\u001b[1mbold\\u001b[0m\\n";
 /// What the big text ends with.
@@ -46,7 +54,7 @@ fn full(bytes: impl Into<Bytes>) -> Body {
 fn big_pieces(head: String, tail: String) -> impl Iterator<Item = Bytes> {
     let blocks = Bytes::from(BLOCK.repeat(64));
     std::iter::once(Bytes::from(head))
-        .chain(std::iter::repeat_n(blocks, REPEATS / 64))
+        .chain(std::iter::repeat_n(blocks, repeats() / 64))
         .chain(std::iter::once(Bytes::from(tail)))
 }
 
@@ -155,7 +163,7 @@ fn assert_cut(response: &Value, wire_bytes: usize) {
     assert!(text.starts_with("[... truncated "), "{}", &text[..80]);
     assert!(text.ends_with(LAST), "the tail kept");
     let report = &response["result"]["_meta"]["backstop/truncation"];
-    let original = BLOCK.len() * (REPEATS / 64) * 64 + LAST.len();
+    let original = BLOCK.len() * (repeats() / 64) * 64 + LAST.len();
     assert!(
         report["original_bytes"].as_u64() > Some(original as u64 / 2),
         "L12: {report}"
@@ -237,7 +245,7 @@ fn b3_a_100_mb_result_event_through_proxy_url_in_bounded_memory() {
     let (head, tail) = big_notification();
     assert_eq!(
         note.len(),
-        head.len() + BLOCK.len() * (REPEATS / 64) * 64 + tail.len()
+        head.len() + BLOCK.len() * (repeats() / 64) * 64 + tail.len()
     );
     assert!(
         note.starts_with(&head) && note.ends_with(&tail),
