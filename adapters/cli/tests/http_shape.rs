@@ -198,6 +198,30 @@ fn b3_a_long_event_is_cut_as_the_whole_one_is_keeping_its_other_lines() {
     assert!(got == want, "the same bytes as the whole-event path");
 }
 
+/// B4, A0: a message that is not JSON and names two top-level ids answers the first on
+/// both paths — the long path decides on it as it comes — so the call with the second
+/// id is still pending, and its error becomes an `isError` result on both (found by the
+/// fuzz target `events`: the whole path used to read the last id and end that call).
+#[test]
+fn b4_a_message_naming_two_ids_answers_the_first_on_both_paths() {
+    let error =
+        br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"Pane not found: %5"}}"#;
+    let mut stream = b"data: {\"id\":5,\"id\":1,%c\n\ndata: ".to_vec();
+    stream.extend_from_slice(error);
+    stream.extend_from_slice(b"\n\n");
+    for out in [Out::Http, Out::Lines] {
+        let want = whole_events(1_000, &stream, out);
+        assert!(
+            String::from_utf8_lossy(&want).contains(r#""isError":true"#),
+            "call 1 still pending after the message naming 5 first"
+        );
+        for chunk in [1, 7, 64] {
+            let got = streamed_events(1_000, &stream, out, 2, chunk);
+            assert!(got == want, "{}", String::from_utf8_lossy(&got));
+        }
+    }
+}
+
 /// B3: a long event the scan cannot decide — a batch, with a text past what it holds —
 /// is read back whole from what was held, its data taken out of the event's lines
 /// (several `data:` lines here), and shaped as the whole-event path shapes it.
