@@ -36,6 +36,7 @@
 //! ```
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -136,7 +137,9 @@ pub enum ToolLookup {
 /// ```
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ToolCatalog {
-    tools: BTreeMap<String, Schemas>,
+    /// Shared by clones until one of them changes it: the gateway hands a clone to
+    /// each stateless request's shaper (R5), which must cost no copy of every schema.
+    tools: Arc<BTreeMap<String, Schemas>>,
     completeness: Completeness,
     /// When the listing's first page was learnt, and its `ttlMs` (none: fresh until the
     /// list changes).
@@ -201,7 +204,7 @@ impl ToolCatalog {
     /// ```
     pub fn learn_page(&mut self, result: &Value, first_page: bool, now: Instant) -> ListingStep {
         if first_page {
-            self.tools.clear();
+            self.tools = Arc::default();
             self.changed = false;
             self.completeness = Completeness::Partial { pages: 0 };
             self.learnt = Some((now, None));
@@ -291,7 +294,7 @@ impl ToolCatalog {
                     input: tool.get("inputSchema").cloned().unwrap_or(Value::Null),
                     output: tool.get("outputSchema").filter(|s| s.is_object()).cloned(),
                 };
-                self.tools.insert(name.to_owned(), schemas);
+                Arc::make_mut(&mut self.tools).insert(name.to_owned(), schemas);
             }
         }
     }
@@ -308,7 +311,7 @@ impl ToolCatalog {
             input: input_schema.clone(),
             output: None,
         };
-        self.tools.insert(name.into(), schemas);
+        Arc::make_mut(&mut self.tools).insert(name.into(), schemas);
     }
 
     /// Whether the catalog lists the tool.
@@ -585,6 +588,22 @@ mod tests {
             catalog.lookup("b", now + Duration::from_millis(1001)),
             ToolLookup::ListFirst
         );
+    }
+
+    #[test]
+    fn r5_a_clone_shares_the_tools_until_either_changes_them() {
+        let kept = ToolCatalog::from_tools_list(&page(&["a", "b"], None));
+        let mut request = kept.clone();
+        assert!(Arc::ptr_eq(&kept.tools, &request.tools), "no copy");
+        request.insert("c", &json!({"type": "object"}));
+        assert!(
+            request.contains("c") && !kept.contains("c"),
+            "the kept one unchanged"
+        );
+        let mut relisted = kept.clone();
+        relisted.learn_page(&page(&["z"], None), true, Instant::now());
+        assert!(relisted.contains("z") && !relisted.contains("a"));
+        assert!(kept.contains("a") && !kept.contains("z"), "nor cleared");
     }
 
     #[test]
