@@ -7,107 +7,26 @@
 //! - then, printed: the gateway's resident memory before and while it holds 1,000
 //!   concurrent SSE streams (GET streams the upstream keeps open after one event);
 //! - and a 100 MB `tools/call` result in one SSE event, capped at 1 MB: the time
-//!   straight and through the gateway, and the gateway's peak resident memory.
+//!   straight and through the gateway, and the gateway's peak resident memory;
+//! - last, the POSTs the upstream answered, and how many were the gateway's own
+//!   `tools/list` (the upstream is `support/upstream.rs`, shared with `gateway_nginx`).
 
-use std::convert::Infallible;
-use std::net::SocketAddr;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+#[path = "support/upstream.rs"]
+mod upstream;
+
+use std::path::Path;
 use std::time::Duration;
 
 use bytes::Bytes;
 use criterion::Criterion;
-use http::{Method, Request, Response};
-use http_body_util::combinators::BoxBody;
-use http_body_util::{BodyExt, Channel, Full};
-use hyper::body::Incoming;
-use hyper::service::service_fn;
+use http::Request;
+use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::TokioExecutor;
+use upstream::{ANSWER, CALL, huge_result, start_gateway, start_upstream};
 
-const CALL: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"PROMPT $"}}}"#;
-const ANSWER: &str =
-    r#"{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"PROMPT $"}]}}"#;
 const STREAMS: usize = 1000;
-
-type Body = BoxBody<Bytes, Infallible>;
-
-/// The upstream: a small JSON answer to a POST; to a GET, an SSE stream that sends one
-/// event and stays open.
-async fn upstream(request: Request<Incoming>) -> Result<Response<Body>, Infallible> {
-    if request.method() == Method::GET {
-        let (mut sender, channel) = Channel::<Bytes, Infallible>::new(1);
-        tokio::spawn(async move {
-            let event = "id: 1\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n";
-            let _ = sender.send_data(Bytes::from(event)).await;
-            // Held open until the client goes.
-            while sender.send_data(Bytes::new()).await.is_ok() {
-                tokio::time::sleep(Duration::from_secs(1)).await;
-            }
-        });
-        return Ok(Response::builder()
-            .header("content-type", "text/event-stream")
-            .body(channel.boxed())
-            .unwrap());
-    }
-    let body = request.into_body().collect().await.unwrap().to_bytes();
-    if body.windows(6).any(|w| w == b"\"huge\"") {
-        let mut event = b"event: message\ndata: ".to_vec();
-        event.extend_from_slice(huge_result().as_bytes());
-        event.extend_from_slice(b"\n\n");
-        return Ok(Response::builder()
-            .header("content-type", "text/event-stream")
-            .body(Full::new(Bytes::from(event)).boxed())
-            .unwrap());
-    }
-    Ok(Response::builder()
-        .header("content-type", "application/json")
-        .body(Full::new(Bytes::from(ANSWER)).boxed())
-        .unwrap())
-}
-
-fn start_upstream(runtime: &tokio::runtime::Runtime) -> SocketAddr {
-    let listener = runtime
-        .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
-        .unwrap();
-    let addr = listener.local_addr().unwrap();
-    runtime.spawn(async move {
-        while let Ok((stream, _)) = listener.accept().await {
-            let _ = stream.set_nodelay(true);
-            tokio::spawn(
-                hyper::server::conn::http1::Builder::new()
-                    .serve_connection(TokioIo::new(stream), service_fn(upstream)),
-            );
-        }
-    });
-    addr
-}
-
-/// The gateway binary (release, as `cargo bench` builds it) in front of `upstream`.
-fn start_gateway(upstream: SocketAddr) -> (Child, String) {
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let child = Command::new(PathBuf::from(env!("CARGO_BIN_EXE_backstop")))
-        .args([
-            "gateway",
-            "--quiet",
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-        ])
-        .args(["--upstream", &format!("http://{upstream}/mcp")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    (child, format!("http://127.0.0.1:{port}/mcp"))
-}
 
 async fn post(client: &Client<HttpConnector, Full<Bytes>>, url: &str) {
     let request = Request::post(url)
@@ -123,17 +42,6 @@ async fn post(client: &Client<HttpConnector, Full<Bytes>>, url: &str) {
 
 const HUGE_CALL: &str =
     r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"huge"}}"#;
-
-/// A 100 MB result, made once.
-fn huge_result() -> &'static str {
-    static HUGE: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-    HUGE.get_or_init(|| {
-        let text = format!("{}PROMPT $", "line of output\n".repeat(100_000_000 / 15));
-        serde_json::json!({"jsonrpc": "2.0", "id": 3,
-                           "result": {"content": [{"type": "text", "text": text}]}})
-        .to_string()
-    })
-}
 
 /// POST the huge call; the body's length and the time it took.
 async fn huge(client: &Client<HttpConnector, Full<Bytes>>, url: &str) -> (usize, Duration) {
@@ -199,7 +107,13 @@ fn main() {
         .build()
         .unwrap();
     let upstream = start_upstream(&runtime);
-    let (mut gateway, url) = start_gateway(upstream);
+    // Room for the held streams, each on a connection of its own (the default is 512).
+    let room = (STREAMS + 100).to_string();
+    let (gateway, url) = start_gateway(
+        Path::new(env!("CARGO_BIN_EXE_backstop")),
+        upstream,
+        &["--max-connections", &room],
+    );
     let straight = format!("http://{upstream}/mcp");
     let client: Client<HttpConnector, Full<Bytes>> = {
         let _guard = runtime.enter();
@@ -236,7 +150,8 @@ fn main() {
         through_time.as_secs_f64() * 1e3,
         status_kb(gateway.id(), "VmHWM:")
     );
-    let _ = gateway.kill();
-    let _ = gateway.wait();
+    let (posts, listings) = upstream::posts();
+    println!("upstream: {posts} POSTs answered, {listings} of them the gateway's own tools/list");
+    drop(gateway);
     criterion.final_summary();
 }

@@ -18,9 +18,11 @@
 //! the fastmcp venv, skipped with a message; with `CI=true` a failure.
 
 mod http_support;
+#[path = "support/nginx.rs"]
+mod nginx;
 
-use std::path::PathBuf;
-use std::process::{Command, Stdio};
+use std::path::Path;
+use std::process::Stdio;
 
 use http_support::{Http, Spawned, call};
 use serde_json::{Value, json};
@@ -29,21 +31,8 @@ const CAP: usize = 2000;
 const THREADS: usize = 4;
 const SESSIONS_PER_THREAD: usize = 4;
 
-fn nginx() -> Option<PathBuf> {
-    ["nginx", "/usr/sbin/nginx"]
-        .into_iter()
-        .map(PathBuf::from)
-        .find(|path| {
-            Command::new(path)
-                .arg("-v")
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success())
-        })
-}
-
 /// nginx on a free port in front of `gateways`; its URL.
-fn start_nginx(nginx: &PathBuf, dir: &std::path::Path, gateways: &[String]) -> (Spawned, String) {
+fn start_nginx(nginx: &Path, dir: &Path, gateways: &[String]) -> (Spawned, String) {
     let port = http_support::free_port();
     let servers: String = gateways
         .iter()
@@ -52,22 +41,8 @@ fn start_nginx(nginx: &PathBuf, dir: &std::path::Path, gateways: &[String]) -> (
             format!("    server {authority};\n")
         })
         .collect();
-    let d = dir.display();
-    let config = format!(
-        "master_process off;\n\
-         daemon off;\n\
-         worker_processes 1;\n\
-         pid {d}/nginx.pid;\n\
-         error_log {d}/error.log warn;\n\
-         events {{ worker_connections 512; }}\n\
-         http {{\n\
-           access_log off;\n\
-           client_body_temp_path {d}/body;\n\
-           proxy_temp_path {d}/proxy;\n\
-           fastcgi_temp_path {d}/fastcgi;\n\
-           uwsgi_temp_path {d}/uwsgi;\n\
-           scgi_temp_path {d}/scgi;\n\
-           upstream gateways {{\n\
+    let http = format!(
+        "  upstream gateways {{\n\
              hash $http_mcp_session_id consistent;\n\
          {servers}\
              keepalive 16;\n\
@@ -82,22 +57,10 @@ fn start_nginx(nginx: &PathBuf, dir: &std::path::Path, gateways: &[String]) -> (
                proxy_buffering off;\n\
                proxy_read_timeout 300s;\n\
              }}\n\
-           }}\n\
-         }}\n"
+           }}\n"
     );
-    let path = dir.join("nginx.conf");
-    std::fs::write(&path, config).unwrap();
-    let mut child = Command::new(nginx)
-        .arg("-p")
-        .arg(dir)
-        .arg("-e")
-        .arg(dir.join("error.log"))
-        .arg("-c")
-        .arg(&path)
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("nginx starts");
+    let config = nginx::config(dir, 512, &http);
+    let mut child = nginx::spawn(nginx, dir, &config, Stdio::inherit()).expect("nginx starts");
     http_support::wait_for_port(port, &mut child);
     (Spawned(child), format!("http://127.0.0.1:{port}/mcp"))
 }
@@ -122,7 +85,7 @@ fn session(http: &Http, url: &str) -> (String, Vec<Value>) {
 #[test]
 fn a5_two_gateways_behind_nginx_with_session_affinity() {
     let Some(nginx) = http_support::or_skip(
-        nginx(),
+        nginx::binary(),
         "a5_two_gateways_behind_nginx_with_session_affinity",
         "nginx (apt-get install nginx-light)",
     ) else {
