@@ -53,6 +53,10 @@ pub struct ServerProcess {
     /// The child until it is reaped (`None` after). Held while the server is
     /// signalled, so that it cannot be reaped — and its pid reused — meanwhile.
     child: Mutex<Option<Child>>,
+    /// SIGINT and SIGTERM, hooked before the server started and held here until
+    /// [`forward_stop_signals`](Self::forward_stop_signals) forwards them: one that
+    /// comes in between waits for it, never killing the proxy without a grace period.
+    stop_signals: Mutex<Option<Signals>>,
 }
 
 impl ServerProcess {
@@ -61,6 +65,7 @@ impl ServerProcess {
     pub fn spawn(command: &mut Command) -> io::Result<(Arc<Self>, ChildStdin, ChildStdout)> {
         command.process_group(0);
         kill_with_parent(command);
+        let stop_signals = Signals::new([SIGINT, SIGTERM]).ok();
         let mut child = command.spawn()?;
         let stdin = child.stdin.take().ok_or_else(|| piped("stdin"))?;
         let stdout = child.stdout.take().ok_or_else(|| piped("stdout"))?;
@@ -70,6 +75,7 @@ impl ServerProcess {
         let server = Self {
             pid,
             child: Mutex::new(Some(child)),
+            stop_signals: Mutex::new(stop_signals),
         };
         Ok((Arc::new(server), stdin, stdout))
     }
@@ -80,12 +86,13 @@ impl ServerProcess {
         child.is_some() && kill(self.pid, signal).is_ok()
     }
 
-    /// Forward SIGINT and SIGTERM to the server, from a thread of their own; after
-    /// each, the server is killed if it has not exited `kill_after` later. If signals
-    /// cannot be hooked, they keep their default action: the proxy dies, and its
-    /// parent-death signal kills the server.
+    /// Forward SIGINT and SIGTERM to the server, from a thread of their own — those
+    /// that came since [`spawn`](Self::spawn) first; after each, the server is killed
+    /// if it has not exited `kill_after` later. If signals could not be hooked, they
+    /// keep their default action: the proxy dies, and its parent-death signal kills
+    /// the server.
     pub fn forward_stop_signals(self: &Arc<Self>, kill_after: Duration) {
-        let Ok(mut signals) = Signals::new([SIGINT, SIGTERM]) else {
+        let Some(mut signals) = lock(&self.stop_signals).take() else {
             return;
         };
         let server = Arc::clone(self);

@@ -8,6 +8,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+use backstop::server_process::ServerProcess;
 use nix::sys::signal::{Signal, kill};
 use nix::unistd::Pid;
 
@@ -97,4 +98,22 @@ fn a3_the_server_dies_with_the_proxy() {
         let _ = kill(Pid::from_raw(server), Signal::SIGKILL);
     }
     assert!(ended, "the server outlived the proxy");
+}
+
+#[test]
+fn a3_a_stop_signal_before_forwarding_begins_is_forwarded_not_fatal() {
+    // CI found the window: a SIGTERM right after the server started, before the proxy
+    // hooked it, killed the proxy at once (no grace period for the server). Signals are
+    // now hooked before the server starts; this process stands in for the proxy.
+    let mut command = Command::new("sleep");
+    command
+        .arg("60")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped());
+    let (server, _stdin, _stdout) = ServerProcess::spawn(&mut command).unwrap();
+    kill(Pid::this(), Signal::SIGTERM).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    server.forward_stop_signals(Duration::from_secs(10));
+    let status = server.wait().unwrap();
+    assert_eq!(status.signal(), Some(15), "the server got the SIGTERM");
 }
