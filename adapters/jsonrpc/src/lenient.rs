@@ -151,8 +151,9 @@ impl TopReader {
             State::Value if space => State::Value,
             State::Value => {
                 let named = |name: &[u8]| !self.key_long && self.key == name;
-                self.reading_id = named(b"id") && !self.id_met;
-                self.id_met |= named(b"id");
+                let id = named(b"id");
+                self.reading_id = id && !self.id_met;
+                self.id_met |= id;
                 self.method |= named(b"method");
                 if self.reading_id {
                     self.id = Some(Vec::new());
