@@ -62,6 +62,9 @@ pub struct ServerProcess {
 impl ServerProcess {
     /// Start `command` (its stdin and stdout piped) in a process group of its own,
     /// with SIGKILL as its parent-death signal; the server, its stdin and its stdout.
+    /// SIGINT and SIGTERM are hooked first and held for
+    /// [`forward_stop_signals`](Self::forward_stop_signals), which the caller then
+    /// calls: until it does, they stop nothing.
     pub fn spawn(command: &mut Command) -> io::Result<(Arc<Self>, ChildStdin, ChildStdout)> {
         command.process_group(0);
         kill_with_parent(command);
