@@ -141,6 +141,17 @@ def structured_cases():
         "content": [{"type": "text", "text": "\x1b[31m" + log}], "structuredContent": [log, [log]]}}
 
 
+def stream_cases():
+    # Two size bytes, then the server's lines: answers to the pending tools/call (id 1)
+    # over the smallest cap, cut unheld (B3, B4) — plain text, then the same broken
+    # inside its text by each kind of byte that is not JSON.
+    answer = b'{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"log: %s"}]}}'
+    plain = b"line of output\\n" * 60
+    yield b"\x07\x31" + answer % plain + b"\n"
+    for bad in (b"\xff", b"\x01", b"\\q", b"\\ud800x", b"\xe2\x82x"):
+        yield b"\x05\x40" + answer % (plain + bad + plain) + b"\n" + answer % plain + b"\n"
+
+
 def write(target, cases):
     """One file a case, named by its hash; bytes are written as they are. Files named
     crash-… are inputs a fuzzer crashed on, kept as regression seeds as it wrote them."""
@@ -161,3 +172,4 @@ write("error_result", error_cases())
 write("validation_text", [b"\x00" * 8, b"not-an-int", bytes(range(64))])
 write("shaper", [*transcripts(), *shaper_regressions()])
 write("structured", structured_cases())
+write("stream", stream_cases())

@@ -3,7 +3,9 @@
 //! is exactly what the whole-line path sends (`Shaper::route_server_message` on each
 //! line, the line as it came when unchanged), with every line over 16 bytes scanned as
 //! it arrives, sent on early or held to its end — under each keep policy of the
-//! `tools/call`'s tool (L16: the scan then holds a head, a tail or both).
+//! `tools/call`'s tool (L16: the scan then holds a head, a tail or both). And with
+//! answers being cut no longer held past the cap (B3, B4's exception): the same bytes
+//! in any chunking, nothing read whole, every request the whole path answers answered.
 #![no_main]
 
 #[path = "support/pending.rs"]
@@ -72,5 +74,43 @@ fuzz_target!(|data: &[u8]| {
         streamed.pending().len(),
         whole.pending().len(),
         "the same requests answered"
+    );
+    // The same with every answer being cut no longer held once over the cap (B3, B4):
+    // the same bytes in any chunking, nothing held, the same requests answered.
+    let unheld = |chunk_sizes: &mut dyn Iterator<Item = usize>| {
+        let mut shaper = pending::shaper_keeping(keep);
+        let mut stream = ServerStream::new(16).unheld_from(0);
+        let mut sink = MemorySink::default();
+        let mut rest = output;
+        for size in chunk_sizes {
+            if rest.is_empty() {
+                break;
+            }
+            let (chunk, tail) = rest.split_at(size.min(rest.len()));
+            stream.push(&mut shaper, chunk, &mut sink);
+            rest = tail;
+        }
+        stream.finish(&mut shaper, &mut sink);
+        assert!(sink.held.is_empty(), "B1: nothing is left held");
+        assert_eq!(
+            sink.read_whole, 0,
+            "B3: an answer being cut is never read whole"
+        );
+        (sink.sent, shaper.pending().len())
+    };
+    let chunked = unheld(&mut sizes.iter().cycle().map(|&s| usize::from(s % 64) + 1));
+    let at_once = unheld(&mut std::iter::once(output.len()));
+    assert_eq!(
+        String::from_utf8_lossy(&chunked.0),
+        String::from_utf8_lossy(&at_once.0),
+        "B3, B4: an answer cut unheld is the same in any chunking"
+    );
+    assert_eq!(chunked, at_once);
+    // B4's exception answers a broken answer being cut with an error for the id the
+    // strict scan read, where the whole path, sending it as it came, reads it
+    // leniently: it may answer more, never fewer.
+    assert!(
+        chunked.1 <= whole.pending().len(),
+        "B5: a request the whole path answers is answered"
     );
 });

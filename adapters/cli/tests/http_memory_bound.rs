@@ -190,6 +190,7 @@ fn b3_a_100_mb_result_event_and_body_through_the_gateway_in_bounded_memory() {
     let (gateway, url) = start_gateway(&upstream, &["--max-bytes", &cap]);
     let http = Http::new();
     let (session, _) = http.initialize(&url);
+    let written_before = support::bytes_written(gateway.0.id());
 
     let reply = http.post(&url, Some(&session), &call(2, "big_sse", json!({})));
     let events = reply.events();
@@ -204,6 +205,12 @@ fn b3_a_100_mb_result_event_and_body_through_the_gateway_in_bounded_memory() {
 
     let reply = http.post(&url, Some(&session), &call(3, "big_json", json!({})));
     assert_cut(&reply.response(), reply.body.len());
+    // B3, B4: an answer being cut, its id first, is held nowhere — not in a file.
+    let written = support::bytes_written(gateway.0.id()) - written_before;
+    assert!(
+        written < 8 * CAP as u64,
+        "two cuts of at most {CAP} bytes cost {written} bytes of writes"
+    );
 
     let reply = http.post(&url, Some(&session), &call(4, "big_note", json!({})));
     let sent: Vec<u8> = notification_stream(&json!(4))

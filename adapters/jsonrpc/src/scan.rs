@@ -58,12 +58,33 @@ pub struct Scanned {
     /// The bytes are not valid JSON text (as far as strings go; serde_json checks the
     /// rest of the skeleton).
     pub invalid: bool,
+    /// Where and why the scan found them not to be JSON, when it did.
+    pub broken: Option<Broken>,
     /// The message is a JSON array (a batch).
     pub batch: bool,
     /// The top-level `id`, as raw JSON.
     pub id: Option<Vec<u8>>,
     /// The top-level `method`, as raw JSON.
     pub method: Option<Vec<u8>>,
+}
+
+/// Where a message stopped being JSON, and why (B4: said in the error that replaces an
+/// answer being cut, which cannot be sent as it came).
+///
+/// ```
+/// let mut scan = backstop_jsonrpc::scan::Scan::new(1_000);
+/// scan.push(b"{\"id\":1,\"result\":\"a");
+/// scan.push(b"\x01\"}");
+/// let broken = scan.finish().broken.unwrap();
+/// assert_eq!((broken.at, broken.why), (19, "a control character inside a string"));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Broken {
+    /// The offset of the first byte that is not JSON (the message's length when it
+    /// ends too soon).
+    pub at: u64,
+    /// What is wrong there.
+    pub why: &'static str,
 }
 
 /// One string held in part.
@@ -137,6 +158,10 @@ struct Str {
     /// Bytes of a UTF-8 sequence cut by the end of a chunk.
     utf8: [u8; 4],
     utf8_len: usize,
+    /// Where those bytes began.
+    utf8_at: u64,
+    /// It is the first text of the result's content.
+    first_text: bool,
     may_quote: bool,
     /// The first byte it decodes to, once seen (0: none yet).
     first: u8,
@@ -168,10 +193,33 @@ pub struct Scan {
     dropped: bool,
     overflowed: bool,
     invalid: bool,
+    broken: Option<Broken>,
+    /// The offset of the bytes being read (of the first byte of the current push).
+    at: u64,
+    /// Where things an answer cut without being held depends on were read.
+    offsets: Offsets,
     batch: bool,
     result: bool,
     /// Value strings below the top level are skipped, not read ([`Scan::skim`]).
     skimming: bool,
+}
+
+/// The offsets [`Scan::unheld_from`] decides from.
+#[derive(Debug, Default)]
+struct Offsets {
+    /// The byte that ended the top-level `id`'s value.
+    id: Option<u64>,
+    /// The closing quote of the top-level `result` key.
+    result: Option<u64>,
+    /// The byte that ended the top-level `method`'s value.
+    method: Option<u64>,
+    /// The opening quote of the first text of the result's content.
+    text: Option<u64>,
+    /// Whether that text begins as no JSON text does; `None` until its first
+    /// character is read.
+    text_plain: Option<bool>,
+    /// Its first raw bytes, up to an escape's six, while that is not known.
+    text_start: Vec<u8>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -219,6 +267,9 @@ impl Scan {
             dropped: false,
             overflowed: false,
             invalid: false,
+            broken: None,
+            at: 0,
+            offsets: Offsets::default(),
             batch: false,
             result: false,
             skimming: false,
@@ -275,6 +326,36 @@ impl Scan {
         self.ends = ends;
     }
 
+    /// The offset of the byte from which an answer may be cut without being held
+    /// (SPEC B3, B4): the first at or past `min` where the top-level `id` and `result`
+    /// have been read, no `method`, and the first text of its content has begun with
+    /// what no JSON text begins with (`{`, `[`, whitespace: then a cut decides it from
+    /// its held ends — it is no `structuredContent`'s serialization, L15) — and where
+    /// the bytes are still JSON. The same offset whatever the chunking; `None` while
+    /// there is none yet (or ever).
+    ///
+    /// ```
+    /// let mut scan = backstop_jsonrpc::scan::Scan::new(1_000);
+    /// scan.push(br#"{"id":1,"result":{"content":[{"type":"text","text":"log line"#);
+    /// assert_eq!(scan.unheld_from(0), Some(51), "where the text begins");
+    /// assert_eq!(scan.unheld_from(5_000), Some(5_000));
+    /// let mut json = backstop_jsonrpc::scan::Scan::new(1_000);
+    /// json.push(br#"{"id":1,"result":{"content":[{"type":"text","text":"{\"a\":1"#);
+    /// assert_eq!(json.unheld_from(0), None, "it may be structuredContent's serialization");
+    /// ```
+    pub fn unheld_from(&self, min: u64) -> Option<u64> {
+        let offsets = &self.offsets;
+        if self.batch || offsets.text_plain != Some(true) {
+            return None;
+        }
+        let at = offsets.id?.max(offsets.result?).max(offsets.text?).max(min);
+        let at_or_before = |offset: Option<u64>| offset.is_some_and(|offset| offset <= at);
+        match at_or_before(offsets.method) || at_or_before(self.broken.map(|b| b.at)) {
+            true => None,
+            false => Some(at),
+        }
+    }
+
     /// Whether the bytes so far are already not valid JSON.
     pub fn is_invalid(&self) -> bool {
         self.invalid
@@ -312,13 +393,22 @@ impl Scan {
                 self.structure_bytes(bytes)
             };
             bytes = &bytes[used..];
+            self.at += used as u64;
         }
+    }
+
+    /// The bytes from `offset` on are not JSON: `why`. Only the first break counts.
+    fn break_at(&mut self, offset: u64, why: &'static str) {
+        self.invalid = true;
+        self.broken.get_or_insert(Broken { at: offset, why });
     }
 
     /// The end of the message.
     pub fn finish(mut self) -> Scanned {
-        if self.string.is_some() || !self.stack.is_empty() {
-            self.invalid = true;
+        if !self.invalid && self.string.is_some() {
+            self.break_at(self.at, "it ends inside a string");
+        } else if !self.invalid && !self.stack.is_empty() {
+            self.break_at(self.at, "it ends before its objects and arrays close");
         }
         let mut skeleton = Vec::new();
         let mut holes = Vec::new();
@@ -343,6 +433,7 @@ impl Scan {
             dropped: self.dropped || self.overflowed,
             overflowed: self.overflowed,
             invalid: self.invalid,
+            broken: self.broken,
             batch: self.batch,
             id: self.id,
             method: self.method,

@@ -46,6 +46,10 @@ use crate::message::{
 };
 use crate::scan::Scanned;
 
+mod cut_unheld;
+
+pub use cut_unheld::unheld_answer_error;
+
 /// The most log records kept until [`Shaper::take_log_records`] takes them; older
 /// ones are dropped first (their counts stay in [`Shaper::error_counts`]).
 ///

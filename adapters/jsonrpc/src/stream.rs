@@ -45,6 +45,16 @@ use crate::shaper::{Forward, LongDecision, Route, Shaper};
 /// ```
 pub const WHOLE_LINE_BYTES: usize = 4 << 20;
 
+/// Past this many bytes, an answer being cut (the result of a pending `tools/call`,
+/// over the cap) is no longer held: up to it, it is held as a line read whole would be
+/// (in memory), so that one that is not JSON can still be sent as it came (B4); past
+/// it, it is cut as it comes, and one that is not JSON is answered with an error.
+///
+/// ```
+/// assert_eq!(backstop_jsonrpc::stream::UNHELD_FROM_BYTES, backstop_jsonrpc::stream::WHOLE_LINE_BYTES as u64);
+/// ```
+pub const UNHELD_FROM_BYTES: u64 = WHOLE_LINE_BYTES as u64;
+
 /// Line buffers this long or longer are not kept once their line is handled: the
 /// buffer is released so that one huge message does not pin its memory for the whole
 /// session (SPEC B2).
@@ -184,6 +194,9 @@ pub struct LongMessage {
     /// Its top level read leniently: a message that is not JSON still answers the
     /// request it names (B4), the same one whichever path reads it.
     top: TopReader,
+    /// Past this many bytes, an answer being cut is no longer held
+    /// ([`UNHELD_FROM_BYTES`] unless set otherwise).
+    unheld_from: u64,
 }
 
 #[derive(Debug)]
@@ -200,6 +213,9 @@ enum LongState {
     /// What was held could not be kept (B5) and the message cannot pass: read on only
     /// for its `id` (if it is still to come), nothing sent.
     Lost(Box<Scan>),
+    /// An answer cut without being held (B3, B4: `Shaper::cuts_unheld`): scanned,
+    /// nothing held, the cut made at its end from what the scan kept.
+    Cutting(Box<Scan>),
 }
 
 impl LongMessage {
@@ -225,7 +241,36 @@ impl LongMessage {
             answers: None,
             bytes: 0,
             top: TopReader::default(),
+            unheld_from: UNHELD_FROM_BYTES,
         }
+    }
+
+    /// This long message, an answer being cut no longer held once it is over
+    /// `bytes` long (and over the cap). Below [`UNHELD_FROM_BYTES`], an answer that
+    /// turns out not to be JSON is answered with an error (B4's exception) where it
+    /// could have been sent as it came: for tests of the unheld path on short messages.
+    ///
+    /// ```
+    /// use backstop_core::Limit;
+    /// use backstop_jsonrpc::{Shaper, stream::{LineFrame, LongMessage, MemorySink}};
+    /// let mut shaper = Shaper::new(Limit::new(1_000).unwrap());
+    /// shaper.client_message(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"logs"}}"#);
+    /// let mut sink = MemorySink::default();
+    /// let mut long = LongMessage::new(&shaper).unheld_from(0);
+    /// let start = br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":""#;
+    /// long.push(&mut shaper, start, start, &mut sink);
+    /// let text = "x".repeat(2 << 20);
+    /// long.push(&mut shaper, text.as_bytes(), text.as_bytes(), &mut sink);
+    /// assert!(sink.held.is_empty(), "nothing held");
+    /// long.push(&mut shaper, b"\x01\"}]}}", b"\x01\"}]}}", &mut sink);
+    /// assert_eq!(long.end(&mut shaper, &mut LineFrame, &mut sink), ["1"]);
+    /// let sent = String::from_utf8(sink.sent).unwrap();
+    /// let at = start.len() + text.len();
+    /// assert!(sent.contains(&format!("stopped being JSON at byte {at}: a control character inside a string")), "{sent}");
+    /// ```
+    pub fn unheld_from(mut self, bytes: u64) -> Self {
+        self.unheld_from = bytes;
+        self
     }
 
     /// The next bytes: `message` of the message itself, `framed` for the client.
@@ -237,7 +282,10 @@ impl LongMessage {
         sink: &mut impl Sink,
     ) {
         self.bytes += message.len() as u64;
-        self.top.push(message);
+        if !matches!(self.state, LongState::Cutting(_)) {
+            // An answer cut unheld is answered by the strict scan's id.
+            self.top.push(message);
+        }
         let (scan, asked) = match &mut self.state {
             LongState::Passing(scan) => {
                 sink.send(framed);
@@ -252,9 +300,31 @@ impl LongMessage {
                 }
                 return;
             }
+            LongState::Cutting(scan) => {
+                scan.push(message);
+                return;
+            }
             LongState::Scanning { scan, asked } => (scan, asked),
         };
         scan.push(message);
+        let min = self.unheld_from.max(shaper.limit().max_bytes() as u64);
+        if let Some(at) = scan.unheld_from(min)
+            && at < self.bytes
+            && let Some(id) = scan.top_id()
+            && shaper.cuts_unheld(id, at + 1)
+        {
+            // An answer being cut: what was held goes, nothing more is (B3, B4).
+            if !asked.0 {
+                scan.hold_ends(shaper.held_ends(Some(id)));
+            }
+            sink.discard();
+            if let LongState::Scanning { scan, .. } =
+                std::mem::replace(&mut self.state, LongState::Passing(None))
+            {
+                self.state = LongState::Cutting(scan);
+            }
+            return;
+        }
         sink.hold(framed);
         let known = (
             scan.top_id().is_some(),
@@ -329,6 +399,12 @@ impl LongMessage {
             }
             LongState::Lost(scan) => {
                 answers.extend(answer_lost(&scan.finish(), self.bytes, shaper, frame, sink));
+            }
+            LongState::Cutting(scan) => {
+                let scanned = scan.finish();
+                answers.extend(scanned.id.clone().and_then(|id| String::from_utf8(id).ok()));
+                let route = shaper.cut_unheld(&scanned, self.bytes);
+                emit(route, OriginalAt::InSink, frame, sink);
             }
             LongState::Scanning { scan, .. } => {
                 let scanned = scan.finish();
@@ -553,6 +629,7 @@ impl<F: Frame> Message<F> {
 #[derive(Debug)]
 pub struct ServerStream {
     whole_line_bytes: usize,
+    unheld_from: u64,
     line: Vec<u8>,
     long: Option<LongMessage>,
 }
@@ -573,9 +650,22 @@ impl ServerStream {
     pub fn new(whole_line_bytes: usize) -> Self {
         Self {
             whole_line_bytes,
+            unheld_from: UNHELD_FROM_BYTES,
             line: Vec::new(),
             long: None,
         }
+    }
+
+    /// This stream, its long lines being cut no longer held past `bytes`
+    /// ([`LongMessage::unheld_from`]): for tests of that path on short lines.
+    ///
+    /// ```
+    /// let stream = backstop_jsonrpc::stream::ServerStream::new(16).unheld_from(0);
+    /// assert_eq!(stream.whole_line_bytes(), 16);
+    /// ```
+    pub fn unheld_from(mut self, bytes: u64) -> Self {
+        self.unheld_from = bytes;
+        self
     }
 
     /// The longest line shaped whole.
@@ -599,7 +689,7 @@ impl ServerStream {
                     }
                 }
                 None => {
-                    let mut long = LongMessage::new(shaper);
+                    let mut long = LongMessage::new(shaper).unheld_from(self.unheld_from);
                     let line = std::mem::take(&mut self.line);
                     long.push(shaper, &line, &line, sink);
                     long.push(shaper, part, part, sink);

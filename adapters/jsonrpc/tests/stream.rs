@@ -6,7 +6,7 @@ use backstop_core::Limit;
 use backstop_core::limit::Keep;
 use backstop_jsonrpc::Shaper;
 use backstop_jsonrpc::scan::Scan;
-use backstop_jsonrpc::stream::{MemorySink, ServerStream};
+use backstop_jsonrpc::stream::{LineFrame, LongMessage, MemorySink, ServerStream};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -327,6 +327,9 @@ proptest! {
         if !scan.invalid {
             prop_assert_eq!(&scan.skeleton, &line);
         }
+        // B4: where and why it broke are the same in any chunking.
+        prop_assert_eq!(scan.invalid, scan.broken.is_some());
+        prop_assert_eq!(scan.broken, scanned(&line, &[line.len()]).broken);
     }
 }
 
@@ -378,6 +381,9 @@ proptest! {
         prop_assert_eq!(scan.holes.len(), usize::from(long && !scan.invalid));
         let read = !scan.invalid && serde_json::from_slice::<Value>(&scan.skeleton).is_ok();
         prop_assert_eq!(read, strict, "{}", String::from_utf8_lossy(&line[..head.min(line.len())]));
+        // B4: where and why it broke are the same in any chunking.
+        prop_assert_eq!(scan.invalid, scan.broken.is_some());
+        prop_assert_eq!(scan.broken, scanned(&line, &[line.len()]).broken);
     }
 }
 
@@ -408,6 +414,7 @@ proptest! {
         prop_assert_eq!(scan.holes.len(), usize::from(long && !scan.invalid));
         let read = !scan.invalid && serde_json::from_slice::<Value>(&scan.skeleton).is_ok();
         prop_assert_eq!(read, strict);
+        prop_assert_eq!(scan.broken, scanned(&line, &[line.len()]).broken);
         if !long && !scan.invalid {
             prop_assert_eq!(&scan.skeleton, &line);
         }
@@ -750,6 +757,158 @@ fn b4_a_long_answer_that_is_not_json_passes_as_it_came_and_answers_its_request()
             reading.pending().len(),
             1,
             "answered: only the resources/read is left"
+        );
+    }
+}
+
+/// An answer through a [`LongMessage`] that stops holding it past `unheld_from` bytes
+/// when it is being cut (B3, B4), pushed in chunks of the given sizes (cycled): what it
+/// sent, how many bytes were held after its last chunk, the most held at once, and the
+/// shaper after it.
+fn unheld_by(
+    mut shaper: Shaper,
+    line: &[u8],
+    unheld_from: u64,
+    chunks: &[usize],
+) -> (Vec<u8>, usize, usize, Shaper) {
+    let mut long = LongMessage::new(&shaper).unheld_from(unheld_from);
+    let mut sink = MemorySink::default();
+    let mut rest = line;
+    let mut peak = 0;
+    for &size in chunks.iter().cycle() {
+        if rest.is_empty() {
+            break;
+        }
+        let (chunk, tail) = rest.split_at(size.clamp(1, rest.len()));
+        long.push(&mut shaper, chunk, chunk, &mut sink);
+        peak = peak.max(sink.held.len());
+        rest = tail;
+    }
+    let held_at_end = sink.held.len();
+    long.end(&mut shaper, &mut LineFrame, &mut sink);
+    assert!(sink.held.is_empty(), "nothing is left held");
+    assert_eq!(sink.read_whole, 0, "nothing is read whole");
+    (sink.sent, held_at_end, peak, shaper)
+}
+
+/// A `tools/call` answer (id 1, first) whose long text starts as no JSON does and ends
+/// with `plain` bytes of plain ASCII.
+fn plain_text_answer(
+    runs: &[(usize, usize)],
+    len: usize,
+    plain: usize,
+    small_blocks: usize,
+) -> Vec<u8> {
+    let big = format!("log: {}{}", text(runs, len), "x".repeat(plain));
+    result_line(&big, false, false, small_blocks)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: ProptestConfig::default().cases.min(24),
+        ..ProptestConfig::default()
+    })]
+
+    /// B3, B4: an answer being cut — a pending `tools/call`'s result, over the cap, in a
+    /// long text — stops being held, and comes out as the whole-line path cuts it,
+    /// whatever the chunking and the keep policy (L16).
+    #[test]
+    fn b3_b4_an_answer_cut_unheld_is_the_cut_of_the_whole(
+        runs in prop::collection::vec((0usize..10, 1usize..300), 1..6),
+        len in 1_100_000usize..1_600_000,
+        cap in prop_oneof![Just(2_000usize), 2_000usize..60_000],
+        keep in prop_oneof![
+            2 => Just(Keep::Tail),
+            1 => Just(Keep::Head),
+            1 => (0u16..=1000).prop_map(|head_per_mille| Keep::HeadAndTail { head_per_mille }),
+        ],
+        small_blocks in 0usize..3,
+        chunks in prop::collection::vec(prop_oneof![1usize..8, 4096usize..300_000], 1..6),
+    ) {
+        let line = plain_text_answer(&runs, len, 1_000_000, small_blocks);
+        let expected = whole_by(keeping(cap, keep), &line);
+        prop_assert!(expected.len() < line.len(), "the reference cut it");
+        let (got, held_at_end, peak, _) = unheld_by(keeping(cap, keep), &line, 0, &chunks);
+        prop_assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(&expected));
+        prop_assert_eq!(held_at_end, 0, "no longer held by its end");
+        // Held in part from about 1.1 MB of text on, then no more (the chunk that gets
+        // it there at most 300 kB).
+        prop_assert!(peak < line.len() - 500_000, "never held whole: {} of {}", peak, line.len());
+    }
+}
+
+/// Bytes that stop a text being JSON where they are put, and how far past that the
+/// scan says it broke (SPEC B4).
+const BREAKS: [(&[u8], u64, &str); 5] = [
+    (b"\xff", 0, "bytes that are not UTF-8"),
+    (b"\xe2\x82x", 0, "bytes that are not UTF-8"),
+    (b"\x01", 0, "a control character inside a string"),
+    (
+        br"\q",
+        0,
+        "an escape that is not JSON (or a low surrogate alone)",
+    ),
+    (
+        br"\ud800x",
+        6,
+        "a high surrogate escape without its low half",
+    ),
+];
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: ProptestConfig::default().cases.min(24),
+        ..ProptestConfig::default()
+    })]
+
+    /// B4's exception: an answer being cut that turns out not to be JSON is answered
+    /// with one JSON-RPC error for its id, saying at which byte and why it stopped being
+    /// JSON and how many bytes were dropped — the same whatever the chunking — and its
+    /// request is no longer pending (no second answer is made up).
+    #[test]
+    fn b4_an_answer_cut_unheld_that_is_not_json_gets_one_error_saying_where(
+        runs in prop::collection::vec((0usize..10, 1usize..300), 1..6),
+        len in 1_100_000usize..1_400_000,
+        cap in 2_000usize..60_000,
+        bad in 0usize..BREAKS.len(),
+        back in 1usize..100_000,
+        chunks in prop::collection::vec(prop_oneof![1usize..8, 4096usize..300_000], 1..6),
+    ) {
+        let valid = plain_text_answer(&runs, len, 300_000, 0);
+        // In the plain run that ends the text, `back` bytes before its closing quote:
+        // past where the text is held in part.
+        let closing = valid.windows(2).rposition(|pair| pair == b"x\"").unwrap() + 1;
+        let at = closing - back;
+        let (bytes, past, why) = BREAKS[bad];
+        let line = [&valid[..at], bytes, &valid[at..]].concat();
+        let (got, _, _, shaper) = unheld_by(shaper(cap), &line, 0, &chunks);
+        let error = backstop_jsonrpc::shaper::unheld_answer_error(
+            line.len() as u64,
+            cap,
+            &format!("it stopped being JSON at byte {}: {why}", at as u64 + past),
+        );
+        let expected = [backstop_jsonrpc::message::error_response("1", &error), b"\n".to_vec()].concat();
+        prop_assert_eq!(String::from_utf8_lossy(&got), String::from_utf8_lossy(&expected));
+        prop_assert!(
+            shaper.pending().get(&backstop_core::machine::RequestId::Number("1".into())).is_none(),
+            "answered once"
+        );
+    }
+}
+
+/// B4: a UTF-8 lead byte, an escape, then continuation bytes is not JSON, wherever a
+/// read ends — before, a read that ended inside the escape made the scan take the four
+/// bytes around it for one character.
+#[test]
+fn b4_a_utf8_sequence_cut_by_an_escape_is_not_json_in_any_chunking() {
+    let line = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"a\xf0\\n\x9f\x98\x80b\"}]}}";
+    let split = line.iter().position(|&b| b == b'\\').unwrap() + 1;
+    for sizes in [vec![split, line.len()], vec![line.len()], vec![1]] {
+        let scanned = scanned(line, &sizes);
+        assert_eq!(
+            scanned.broken.map(|broken| (broken.at, broken.why)),
+            Some(((split - 2) as u64, "bytes that are not UTF-8")),
+            "{sizes:?}"
         );
     }
 }

@@ -929,6 +929,40 @@ impl SessionMachine {
         passes
     }
 
+    /// Whether the answer to `id`, a result of which `bytes` have come, is one an
+    /// adapter cuts without holding it (SPEC B3, B4): the result of a pending
+    /// `tools/call` the limit applies to, not cancelled, already over the cap, while
+    /// no listing of backstop's own is in flight. The adapter then holds only what a
+    /// cut keeps; if the answer turns out not to be JSON, or one the kept parts cannot
+    /// decide, it is answered with an error for its id, never sent as it came.
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use backstop_core::machine::{ClientRequest, RequestId, SessionMachine};
+    /// use backstop_core::Limit;
+    /// let mut machine = SessionMachine::new(Limit::new(1_000).unwrap().only_tools(["logs"]));
+    /// let (logs, other) = (RequestId::Number("1".into()), RequestId::Number("2".into()));
+    /// machine.client_request(ClientRequest::new(logs.clone(), "1", "tools/call").tool("logs"), false, Instant::now());
+    /// machine.client_request(ClientRequest::new(other.clone(), "2", "tools/call").tool("other"), false, Instant::now());
+    /// assert!(machine.cuts_unheld(&logs, 1_001));
+    /// assert!(!machine.cuts_unheld(&logs, 1_000), "not over the cap yet");
+    /// assert!(!machine.cuts_unheld(&other, 5_000), "a tool the limit leaves alone");
+    /// machine.client_notification("notifications/cancelled", Some(&logs));
+    /// assert!(!machine.cuts_unheld(&logs, 5_000), "passed as it came (E9)");
+    /// ```
+    pub fn cuts_unheld(&self, id: &RequestId, bytes: u64) -> bool {
+        let Some(request) = self.pending.get(id) else {
+            return false;
+        };
+        let RequestKind::ToolsCall { tool, .. } = &request.kind else {
+            return false;
+        };
+        !self.listing.in_flight()
+            && !request.cancelled
+            && self.limit.applies_to(tool)
+            && bytes > self.limit.max_bytes() as u64
+    }
+
     /// Whether `id` is a pending `tools/call`: its answer is shaped with the catalog (an
     /// adapter holds it while backstop's own listing is in flight).
     pub fn is_pending_tool_call(&self, id: &RequestId) -> bool {

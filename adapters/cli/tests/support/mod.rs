@@ -172,6 +172,17 @@ pub fn peak_rss(pid: u32) -> u64 {
     kb * 1024
 }
 
+/// The bytes process `pid` has written so far, to pipes, sockets and files alike
+/// (`wchar` in `/proc/<pid>/io`).
+#[allow(dead_code)] // not every test binary that includes this module measures writes
+pub fn bytes_written(pid: u32) -> u64 {
+    let io = std::fs::read_to_string(format!("/proc/{pid}/io")).unwrap();
+    io.lines()
+        .find_map(|line| line.strip_prefix("wchar:"))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("wchar in /proc/<pid>/io")
+}
+
 fn wait_with_timeout(child: &mut Child, timeout: Duration) -> ExitStatus {
     let start = Instant::now();
     loop {

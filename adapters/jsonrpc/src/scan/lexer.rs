@@ -11,6 +11,37 @@ use super::{Container, Expect, Key, Place, Scan, Str, TopKey, run};
 /// 128), so such a message is not one the shaper can change.
 const MAX_DEPTH: usize = 256;
 
+/// Why a message is not JSON (SPEC B4), as [`Broken`](super::Broken) says it.
+const CONTROL: &str = "a control character inside a string";
+const NOT_UTF8: &str = "bytes that are not UTF-8";
+const BAD_ESCAPE: &str = "an escape that is not JSON (or a low surrogate alone)";
+const LONE_SURROGATE: &str = "a high surrogate escape without its low half";
+
+/// Whether a text whose raw content (escaped, as it came) begins with `raw` begins as
+/// no JSON text does — not with `{`, `[` or whitespace, escaped or not; `None` until
+/// enough of it is known. An empty text (`raw` starts with its closing quote) does not.
+fn plain_start(raw: &[u8]) -> Option<bool> {
+    match raw {
+        [] | [b'\\'] => None,
+        [b'\\', b'u', ..] if raw.len() < 6 => None,
+        [b'\\', b'u', hex @ ..] => {
+            let code = std::str::from_utf8(&hex[..4])
+                .ok()
+                .and_then(|hex| u32::from_str_radix(hex, 16).ok());
+            Some(!matches!(
+                code,
+                Some(0x7b | 0x5b | 0x20 | 0x09 | 0x0a | 0x0d)
+            ))
+        }
+        [b'\\', b'n' | b'r' | b't', ..] => Some(false),
+        [b'\\', ..] => Some(true),
+        [first, ..] => Some(!matches!(
+            first,
+            b'"' | b'{' | b'[' | b' ' | b'\t' | b'\r' | b'\n'
+        )),
+    }
+}
+
 /// A string's bytes are checked and held in segments of about this size.
 const SEGMENT_BYTES: usize = 64 << 10;
 
@@ -36,12 +67,16 @@ impl Scan {
             match byte {
                 b'"' => {
                     self.keep(&bytes[..=i]);
-                    self.open_string();
+                    self.open_string(self.at + i as u64);
                     return i + 1;
                 }
                 b'{' | b'[' => {
                     if self.expect != Expect::Value || self.stack.len() >= MAX_DEPTH {
-                        self.invalid = true;
+                        let why = match self.expect {
+                            Expect::Value => "objects and arrays nested too deep",
+                            _ => "an object or array where no value may be",
+                        };
+                        self.break_at(self.at + i as u64, why);
                         return bytes.len();
                     }
                     self.stack.push(if byte == b'{' {
@@ -64,7 +99,7 @@ impl Scan {
                             | (Some(Container::Array { .. }), b']')
                     );
                     if !closes {
-                        self.invalid = true;
+                        self.break_at(self.at + i as u64, "a bracket that closes nothing open");
                         return bytes.len();
                     }
                     self.end_top_value(i, bytes);
@@ -103,17 +138,28 @@ impl Scan {
             raw.extend_from_slice(bytes.get(start.saturating_sub(kept)..i).unwrap_or_default());
             let raw = raw.trim_ascii().to_vec();
             match key {
-                TopKey::Id => self.id = Some(raw),
-                TopKey::Method => self.method = Some(raw),
+                TopKey::Id => {
+                    self.id = Some(raw);
+                    self.offsets.id = Some(self.at + i as u64);
+                }
+                TopKey::Method => {
+                    self.method = Some(raw);
+                    self.offsets.method = Some(self.at + i as u64);
+                }
             }
         }
     }
 
-    fn open_string(&mut self) {
+    /// A string opened by its `"` at offset `quote`.
+    fn open_string(&mut self, quote: u64) {
         let place = match self.expect {
             Expect::Key => Place::Key,
             _ => self.value_place(),
         };
+        let first_text = matches!(place, Place::Block(_, true)) && self.offsets.text.is_none();
+        if first_text {
+            self.offsets.text = Some(quote);
+        }
         if place != Place::Key && self.stack.len() == 1 {
             // The string's `"` is the last byte kept.
             self.note_top_value(self.skeleton.len().saturating_sub(1));
@@ -132,12 +178,14 @@ impl Scan {
             high: false,
             utf8: [0; 4],
             utf8_len: 0,
+            utf8_at: 0,
             may_quote: false,
             first: 0,
             ends: self.ends,
             ring: None,
             dropped: false,
             last: [0; 5],
+            first_text,
         });
     }
 
@@ -164,10 +212,25 @@ impl Scan {
         let Some(mut string) = self.string.take() else {
             return 0;
         };
+        if string.first_text && self.offsets.text_plain.is_none() {
+            // Decided from its raw first bytes, before they are checked: the same
+            // whatever the chunking, valid or not.
+            let start = &mut self.offsets.text_start;
+            let need = 6 - start.len();
+            start.extend_from_slice(&bytes[..need.min(bytes.len())]);
+            self.offsets.text_plain = plain_start(start);
+        }
         if self.skimming && string.place != Place::Key && self.stack.len() > 1 {
             return self.skim_string(string, bytes);
         }
         let mut i = 0;
+        // Where an escape or a UTF-8 sequence cut by the end of the last chunk began.
+        let cut_at = self.at - (string.escape_len + string.utf8_len) as u64;
+        if string.escape_len > 0 && string.utf8_len > 0 {
+            // A UTF-8 sequence cut short by an escape.
+            self.break_at(string.utf8_at, NOT_UTF8);
+            return bytes.len();
+        }
         if string.escape_len > 0 {
             // The rest of an escape cut by the end of the last chunk; how long it is
             // shows at its second byte.
@@ -189,7 +252,7 @@ impl Scan {
             match escape_decoded(&mut string, &escape[..len]) {
                 Some(decoded) => string.decoded += decoded,
                 None => {
-                    self.invalid = true;
+                    self.break_at(cut_at, BAD_ESCAPE);
                     return bytes.len();
                 }
             }
@@ -212,7 +275,7 @@ impl Scan {
             }
             string.utf8_len = 0;
             if std::str::from_utf8(&string.utf8[..need]).is_err() {
-                self.invalid = true;
+                self.break_at(cut_at, NOT_UTF8);
                 return bytes.len();
             }
         }
@@ -242,7 +305,7 @@ impl Scan {
                 // A run ends outside escapes and at a character's start: a segment
                 // may end there.
                 if at - segment >= SEGMENT_BYTES {
-                    if !self.segment(&mut string, &bytes[segment..at], shrink) {
+                    if !self.segment(&mut string, &bytes[segment..at], segment, shrink) {
                         return bytes.len();
                     }
                     segment = at;
@@ -254,7 +317,8 @@ impl Scan {
             };
             let p = at + j;
             if string.high && p != last_escape_end {
-                self.invalid = true; // a high surrogate not followed by its low half
+                let unchecked = &bytes[segment..last_escape_end.max(segment)];
+                self.break_after(&mut string, unchecked, segment, LONE_SURROGATE);
                 return bytes.len();
             }
             if bytes[p] == b'"' {
@@ -269,7 +333,7 @@ impl Scan {
                 break (p, false);
             }
             if p - segment >= SEGMENT_BYTES && !string.high {
-                if !self.segment(&mut string, &bytes[segment..p], shrink) {
+                if !self.segment(&mut string, &bytes[segment..p], segment, shrink) {
                     return bytes.len();
                 }
                 segment = p;
@@ -278,7 +342,7 @@ impl Scan {
             match escape_decoded(&mut string, &bytes[p..p + need]) {
                 Some(decoded) => shrink += need - decoded,
                 None => {
-                    self.invalid = true;
+                    self.break_after(&mut string, &bytes[segment..p], segment, BAD_ESCAPE);
                     return bytes.len();
                 }
             }
@@ -286,7 +350,8 @@ impl Scan {
             last_escape_end = at;
         };
         if string.high && string.escape_len == 0 && end != last_escape_end {
-            self.invalid = true;
+            let unchecked = &bytes[segment..last_escape_end.max(segment)];
+            self.break_after(&mut string, unchecked, segment, LONE_SURROGATE);
             return bytes.len();
         }
         // What has escapes in it, then the plain rest in pieces.
@@ -295,7 +360,7 @@ impl Scan {
         } else {
             last_escape_end.max(segment)
         };
-        if !self.segment(&mut string, &bytes[segment..escaped_end], shrink) {
+        if !self.segment(&mut string, &bytes[segment..escaped_end], segment, shrink) {
             return bytes.len();
         }
         let mut piece = escaped_end;
@@ -304,7 +369,7 @@ impl Scan {
             while to < end && (bytes[to] & 0xC0) == 0x80 {
                 to += 1;
             }
-            if !self.segment(&mut string, &bytes[piece..to], 0) {
+            if !self.segment(&mut string, &bytes[piece..to], piece, 0) {
                 return bytes.len();
             }
             piece = to;
@@ -314,7 +379,7 @@ impl Scan {
             return bytes.len();
         }
         if closed {
-            self.close_string(string);
+            self.close_string(string, self.at + end as u64);
             self.keep(b"\"");
             return end + 1;
         }
@@ -333,7 +398,7 @@ impl Scan {
                 string.ring = None;
                 string.high = false;
                 string.utf8_len = 0;
-                self.close_string(string);
+                self.close_string(string, self.at + quote as u64);
                 self.keep(b"\"");
                 quote + 1
             }
@@ -346,12 +411,13 @@ impl Scan {
     }
 
     /// One segment of a string's raw content (`shrink`: its escapes' raw bytes minus
-    /// what they decode to): checked, counted, kept or held. `false` if invalid.
-    fn segment(&mut self, string: &mut Str, raw: &[u8], shrink: usize) -> bool {
+    /// what they decode to; `index`: where it starts in the bytes being read): checked,
+    /// counted, kept or held. `false` if invalid.
+    fn segment(&mut self, string: &mut Str, raw: &[u8], index: usize, shrink: usize) -> bool {
         if raw.is_empty() {
             return true;
         }
-        if !self.check_span(string, raw) {
+        if !self.check_span(string, raw, self.at + index as u64) {
             return false;
         }
         let before = string.decoded;
@@ -360,26 +426,51 @@ impl Scan {
         true
     }
 
+    /// A break found just after `unchecked` (raw bytes of the string from `index` in the
+    /// bytes being read, not checked yet): `why` there, unless they break first.
+    fn break_after(&mut self, string: &mut Str, unchecked: &[u8], index: usize, why: &'static str) {
+        let end = self.at + (index + unchecked.len()) as u64;
+        if !unchecked.is_empty() && !self.check_span(string, unchecked, self.at + index as u64) {
+            return;
+        }
+        match string.utf8_len {
+            0 => self.break_at(end, why),
+            _ => self.break_at(string.utf8_at, NOT_UTF8),
+        }
+    }
+
     /// Check the raw bytes of a span of a string: no raw control character, UTF-8
     /// throughout (a sequence cut by the span's end completed by the next one), and
-    /// note whether it may quote an input (V3). `false` (and invalid) if not.
-    fn check_span(&mut self, string: &mut Str, span: &[u8]) -> bool {
-        if span.iter().fold(false, |bad, &b| bad | (b < 0x20)) {
-            self.invalid = true;
+    /// note whether it may quote an input (V3). `false` (and invalid, broken at the
+    /// first bad byte: `span` starts at offset `at`) if not.
+    fn check_span(&mut self, string: &mut Str, span: &[u8], at: u64) -> bool {
+        if string.utf8_len > 0 {
+            // A sequence cut by the last span's end that this span does not complete.
+            self.break_at(string.utf8_at, NOT_UTF8);
             return false;
         }
-        let rest = span;
-        match simdutf8::compat::from_utf8(rest) {
-            Ok(_) => {}
-            Err(error) if error.error_len().is_none() => {
-                let tail = &rest[error.valid_up_to()..];
-                string.utf8[..tail.len()].copy_from_slice(tail);
-                string.utf8_len = tail.len();
-            }
-            Err(_) => {
-                self.invalid = true;
+        let control = span.iter().fold(false, |bad, &b| bad | (b < 0x20));
+        let utf8 = simdutf8::compat::from_utf8(span);
+        // The first of a control character and a byte that is not UTF-8 breaks it.
+        let not_utf8 = utf8.err().filter(|error| error.error_len().is_some());
+        let control = control.then(|| span.iter().position(|&b| b < 0x20).unwrap_or(0));
+        match (control, not_utf8.map(|error| error.valid_up_to())) {
+            (None, None) => {}
+            (Some(c), u) if u.is_none_or(|u| c < u) => {
+                self.break_at(at + c as u64, CONTROL);
                 return false;
             }
+            (_, u) => {
+                self.break_at(at + u.unwrap_or(0) as u64, NOT_UTF8);
+                return false;
+            }
+        }
+        if let Err(error) = utf8 {
+            // A sequence cut by the span's end, completed by the next one.
+            let tail = &span[error.valid_up_to()..];
+            string.utf8[..tail.len()].copy_from_slice(tail);
+            string.utf8_len = tail.len();
+            string.utf8_at = at + error.valid_up_to() as u64;
         }
         if !string.may_quote && matches!(string.place, Place::Block(..) | Place::Structured) {
             let mut probe = [0u8; 10];
@@ -398,9 +489,14 @@ impl Scan {
         true
     }
 
-    fn close_string(&mut self, string: Str) {
-        if string.high || string.utf8_len > 0 {
-            self.invalid = true;
+    /// A string closed by its `"` at offset `quote`.
+    fn close_string(&mut self, string: Str, quote: u64) {
+        if string.utf8_len > 0 {
+            self.break_at(string.utf8_at, NOT_UTF8);
+            return;
+        }
+        if string.high {
+            self.break_at(quote, LONE_SURROGATE);
             return;
         }
         self.expect = match string.place {
@@ -413,6 +509,7 @@ impl Scan {
             && key.is(b"result")
         {
             self.result = true;
+            self.offsets.result = Some(quote);
         }
         self.hold_closed(string);
     }
@@ -500,4 +597,34 @@ pub(super) fn hex4(hex: &[u8]) -> Option<u32> {
         };
         Some(value << 4 | u32::from(nibble))
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::plain_start;
+
+    /// B3, L15: a text is cut unheld only when it cannot be `structuredContent`'s
+    /// serialization, known from its first character, escaped or not.
+    #[test]
+    fn b3_a_text_is_plain_unless_it_starts_as_json_text_does() {
+        for (raw, plain) in [
+            (&b"log"[..], Some(true)),
+            (br"\u001b[31m", Some(true)),
+            (br"\u007B", Some(false)),
+            (br"\u005b1", Some(false)),
+            (br"\u0020x", Some(false)),
+            (br"\n", Some(false)),
+            (br"\t", Some(false)),
+            (br#"\""#, Some(true)),
+            (b"{\"a\"", Some(false)),
+            (b"[1", Some(false)),
+            (b" x", Some(false)),
+            (b"\"", Some(false)),
+            (br"\u00", None),
+            (br"\", None),
+            (b"", None),
+        ] {
+            assert_eq!(plain_start(raw), plain, "{}", String::from_utf8_lossy(raw));
+        }
+    }
 }
