@@ -15,6 +15,11 @@
 //!
 //! The table is printed and written to `target/backstop-bench/pipe.md` (with the raw
 //! runs in `pipe.json`), where `scripts/bench-report` picks it up for BENCHMARKS.md.
+//!
+//! With `BACKSTOP_BEFORE_BIN` set to an earlier build of `backstop`, each request also
+//! goes through a proxy of that build, taken in turn with the other two, and a second
+//! table sets the two builds side by side (printed, and written to
+//! `target/backstop-bench/pipe-before.md`).
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -195,6 +200,8 @@ impl Drop for Session {
 struct Measured {
     straight: Vec<Duration>,
     proxied: Vec<Duration>,
+    /// Through the earlier build (`BACKSTOP_BEFORE_BIN`), when there is one.
+    before: Vec<Duration>,
     message: usize,
     out: usize,
     peak_rss: u64,
@@ -212,14 +219,21 @@ impl Measured {
     }
 }
 
-fn measure(server: &Path, case: &Case) -> Measured {
-    let mut straight = Session::start(Command::new(server));
-    let mut proxy = Command::new(backstop());
+/// `backstop proxy --max-bytes CAP -- server`, of the build at `bin`.
+fn proxy_session(bin: &Path, server: &Path) -> Session {
+    let mut proxy = Command::new(bin);
     proxy.args(["proxy", "--max-bytes", CAP, "--"]).arg(server);
-    let mut proxied = Session::start(proxy);
+    Session::start(proxy)
+}
+
+fn measure(server: &Path, case: &Case, before_bin: Option<&Path>) -> Measured {
+    let mut straight = Session::start(Command::new(server));
+    let mut proxied = proxy_session(&backstop(), server);
+    let mut before = before_bin.map(|bin| proxy_session(bin, server));
     let mut measured = Measured {
         straight: Vec::new(),
         proxied: Vec::new(),
+        before: Vec::new(),
         message: 0,
         out: 0,
         peak_rss: 0,
@@ -231,6 +245,11 @@ fn measure(server: &Path, case: &Case) -> Measured {
         let (time, out) = proxied.ask(&case.request, case.lines);
         measured.proxied.push(time);
         measured.out = out;
+        if let Some(before) = before.as_mut() {
+            measured
+                .before
+                .push(before.ask(&case.request, case.lines).0);
+        }
     }
     measured.peak_rss = proxied.peak_rss();
     assert!(
@@ -306,6 +325,30 @@ fn table(cases: &[Case], measured: &[Measured]) -> String {
     lines.join("\n") + "\n"
 }
 
+/// The earlier build beside this one: what each adds to the straight pipe.
+fn before_table(cases: &[Case], measured: &[Measured]) -> String {
+    let mut lines = vec![
+        "| message | straight pipe | added by the earlier build | added by this build | earlier ÷ this |".to_owned(),
+        "| --- | --- | --- | --- | --- |".to_owned(),
+    ];
+    for (case, m) in cases.iter().zip(measured) {
+        let before = median(&m.before).saturating_sub(median(&m.straight));
+        let now = m.added();
+        let ratio = match now.is_zero() {
+            true => "—".to_owned(),
+            false => format!("{:.2}×", before.as_secs_f64() / now.as_secs_f64()),
+        };
+        lines.push(format!(
+            "| {} | {} | {} | {} | {ratio} |",
+            case.label,
+            ms(median(&m.straight)),
+            ms(before),
+            ms(now)
+        ));
+    }
+    lines.join("\n") + "\n"
+}
+
 fn json(cases: &[Case], measured: &[Measured]) -> String {
     let secs = |times: &[Duration]| times.iter().map(Duration::as_secs_f64).collect::<Vec<_>>();
     let rows: Vec<_> = cases
@@ -345,9 +388,10 @@ fn main() {
         Case::resource(GB),
         Case::notification(GB),
     ];
+    let before_bin = std::env::var_os("BACKSTOP_BEFORE_BIN").map(PathBuf::from);
     let mut measured = Vec::new();
     for case in &cases {
-        let m = measure(&server, case);
+        let m = measure(&server, case, before_bin.as_deref());
         println!(
             "{}: straight {:?}, proxied {:?}, proxy peak RSS {} MiB",
             case.label,
@@ -372,4 +416,9 @@ fn main() {
     std::fs::write(dir.join("pipe.md"), &table).unwrap();
     std::fs::write(dir.join("pipe.json"), json(&cases, &measured)).unwrap();
     println!("written to {}", dir.join("pipe.md").display());
+    if let Some(bin) = &before_bin {
+        let table = before_table(&cases, &measured);
+        println!("\n{} beside this build\n\n{table}", bin.display());
+        std::fs::write(dir.join("pipe-before.md"), &table).unwrap();
+    }
 }
