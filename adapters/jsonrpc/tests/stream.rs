@@ -912,3 +912,70 @@ fn b4_a_utf8_sequence_cut_by_an_escape_is_not_json_in_any_chunking() {
         );
     }
 }
+
+/// B3, B4: an answer may go unheld only from a point where it is still JSON and
+/// names no method; and a message that ends too soon says where it ended.
+#[test]
+fn b4_an_answer_goes_unheld_only_while_it_is_json_and_no_request() {
+    let unheld_from = |message: &[u8], min: u64| {
+        let mut scan = Scan::new(1_000);
+        scan.push(message);
+        scan.unheld_from(min)
+    };
+    let text_at = br#"{"id":1,"result":{"content":[{"type":"text","text":"#.len() as u64;
+    let answer = br#"{"id":1,"result":{"content":[{"type":"text","text":"log line"#;
+    assert_eq!(unheld_from(answer, 0), Some(text_at));
+    // Broken before that point (a control character in an earlier member): never.
+    let broken_before =
+        b"{\"x\":\"\x01\",\"id\":1,\"result\":{\"content\":[{\"type\":\"text\",\"text\":\"log";
+    assert_eq!(unheld_from(broken_before, 0), None);
+    // Broken after it: from that point, and past it only up to the break.
+    let broken_after = [&answer[..], b"\x01"].concat();
+    assert_eq!(unheld_from(&broken_after, 0), Some(text_at));
+    let break_at = answer.len() as u64;
+    assert_eq!(unheld_from(&broken_after, break_at - 1), Some(break_at - 1));
+    assert_eq!(
+        unheld_from(&broken_after, break_at),
+        None,
+        "the break comes first"
+    );
+    // A method before the point: a request; after it, the point stands.
+    let method_first = br#"{"method":"x","id":1,"result":{"content":[{"type":"text","text":"log"#;
+    assert_eq!(unheld_from(method_first, 0), None);
+    let method_after = [&answer[..], br#"","x":1}]},"method":"x"}"#].concat();
+    assert_eq!(unheld_from(&method_after, 0), Some(text_at));
+
+    let mut inside = Scan::new(1_000);
+    inside.push(answer);
+    let broken = inside.finish().broken.unwrap();
+    assert_eq!(
+        (broken.at, broken.why),
+        (answer.len() as u64, "it ends inside a string")
+    );
+    let mut open = Scan::new(1_000);
+    open.push(br#"{"id":1,"result":{}"#);
+    let broken = open.finish().broken.unwrap();
+    assert_eq!(broken.why, "it ends before its objects and arrays close");
+}
+
+/// B3, B4: a break at the very byte an answer could go unheld from keeps it held (it
+/// is sent as it came), whether a read ends just before that byte or not.
+#[test]
+fn b4_a_break_where_an_answer_could_go_unheld_keeps_it_held_in_any_chunking() {
+    let head = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"result":{{"content":[{{"type":"text","text":"log {}"#,
+        "x".repeat(3_000)
+    );
+    let line = [head.as_bytes(), b"\x01\"}]}}"].concat();
+    let from = head.len() as u64;
+    for split in [head.len(), head.len() - 1, line.len()] {
+        let mut shaper = shaper(2_000);
+        let mut long = LongMessage::new(&shaper).unheld_from(from);
+        let mut sink = MemorySink::default();
+        let (first, second) = line.split_at(split);
+        long.push(&mut shaper, first, first, &mut sink);
+        long.push(&mut shaper, second, second, &mut sink);
+        long.end(&mut shaper, &mut LineFrame, &mut sink);
+        assert_eq!(sink.sent, [&line[..], b"\n"].concat(), "split at {split}");
+    }
+}
