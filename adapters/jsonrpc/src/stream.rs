@@ -313,10 +313,9 @@ impl LongMessage {
             && let Some(id) = scan.top_id()
             && shaper.cuts_unheld(id, at + 1)
         {
-            // An answer being cut: what was held goes, nothing more is (B3, B4).
-            if !asked.0 {
-                scan.hold_ends(shaper.held_ends(Some(id)));
-            }
+            // An answer being cut: what was held goes, nothing more is (B3, B4); the
+            // scan holds what its tool's policy keeps.
+            scan.hold_ends(shaper.held_ends(Some(id)));
             sink.discard();
             if let LongState::Scanning { scan, .. } =
                 std::mem::replace(&mut self.state, LongState::Passing(None))

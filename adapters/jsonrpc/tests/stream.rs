@@ -979,3 +979,59 @@ fn b4_a_break_where_an_answer_could_go_unheld_keeps_it_held_in_any_chunking() {
         assert_eq!(sink.sent, [&line[..], b"\n"].concat(), "split at {split}");
     }
 }
+
+/// B5, at most one answer: an answer cut unheld whose request backstop answered itself
+/// meanwhile (its own timeout, say) is dropped at its end, not sent as a second one.
+#[test]
+fn b5_an_answer_cut_unheld_after_its_request_was_answered_is_dropped() {
+    let line = plain_text_answer(&[(0, 1)], 1_200_000, 0, 0);
+    let mut shaper = shaper(2_000);
+    let mut long = LongMessage::new(&shaper).unheld_from(0);
+    let mut sink = MemorySink::default();
+    let (first, second) = line.split_at(line.len() - 10);
+    long.push(&mut shaper, first, first, &mut sink);
+    assert!(sink.held.is_empty(), "cut unheld");
+    let timeout = backstop_core::ProtocolError::new(-32001, "timed out");
+    let own = shaper.answer_requests(&["1".to_owned()], &timeout);
+    assert_eq!(own.len(), 1);
+    long.push(&mut shaper, second, second, &mut sink);
+    long.end(&mut shaper, &mut LineFrame, &mut sink);
+    assert!(
+        sink.sent.is_empty(),
+        "{:.200}",
+        String::from_utf8_lossy(&sink.sent)
+    );
+}
+
+/// B3, B4 for an answer cut unheld whose strings the scan held whole (shorter than a
+/// cut could keep): cut as the whole-line path cuts it when it is JSON, answered with
+/// an error saying where when it is not.
+#[test]
+fn b4_a_short_answer_cut_unheld_is_cut_or_answered_with_an_error() {
+    let valid = plain_text_answer(&[(0, 1)], 5_000, 0, 1);
+    let through = |line: &[u8]| {
+        let mut shaper = shaper(2_000);
+        let mut long = LongMessage::new(&shaper).unheld_from(0);
+        let mut sink = MemorySink::default();
+        for chunk in line.chunks(700) {
+            long.push(&mut shaper, chunk, chunk, &mut sink);
+        }
+        long.end(&mut shaper, &mut LineFrame, &mut sink);
+        assert!(sink.held.is_empty());
+        sink.sent
+    };
+    let expected = whole_by(shaper(2_000), &valid);
+    assert!(expected.len() < valid.len(), "the whole-line path cuts it");
+    assert_eq!(
+        String::from_utf8_lossy(&through(&valid)),
+        String::from_utf8_lossy(&expected)
+    );
+    let at = valid.len() - 40;
+    let broken = [&valid[..at], b"\x01", &valid[at..]].concat();
+    let sent = String::from_utf8(through(&broken)).unwrap();
+    assert!(
+        sent.starts_with(r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"#)
+            && sent.contains(&format!("stopped being JSON at byte {at}: ")),
+        "{sent}"
+    );
+}
