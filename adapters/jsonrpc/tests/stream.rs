@@ -969,14 +969,8 @@ fn b4_a_break_where_an_answer_could_go_unheld_keeps_it_held_in_any_chunking() {
     let line = [head.as_bytes(), b"\x01\"}]}}"].concat();
     let from = head.len() as u64;
     for split in [head.len(), head.len() - 1, line.len()] {
-        let mut shaper = shaper(2_000);
-        let mut long = LongMessage::new(&shaper).unheld_from(from);
-        let mut sink = MemorySink::default();
-        let (first, second) = line.split_at(split);
-        long.push(&mut shaper, first, first, &mut sink);
-        long.push(&mut shaper, second, second, &mut sink);
-        long.end(&mut shaper, &mut LineFrame, &mut sink);
-        assert_eq!(sink.sent, [&line[..], b"\n"].concat(), "split at {split}");
+        let (sent, ..) = unheld_by(shaper(2_000), &line, from, &[split, line.len()]);
+        assert_eq!(sent, [&line[..], b"\n"].concat(), "split at {split}");
     }
 }
 
@@ -1009,17 +1003,7 @@ fn b5_an_answer_cut_unheld_after_its_request_was_answered_is_dropped() {
 #[test]
 fn b4_a_short_answer_cut_unheld_is_cut_or_answered_with_an_error() {
     let valid = plain_text_answer(&[(0, 1)], 5_000, 0, 1);
-    let through = |line: &[u8]| {
-        let mut shaper = shaper(2_000);
-        let mut long = LongMessage::new(&shaper).unheld_from(0);
-        let mut sink = MemorySink::default();
-        for chunk in line.chunks(700) {
-            long.push(&mut shaper, chunk, chunk, &mut sink);
-        }
-        long.end(&mut shaper, &mut LineFrame, &mut sink);
-        assert!(sink.held.is_empty());
-        sink.sent
-    };
+    let through = |line: &[u8]| unheld_by(shaper(2_000), line, 0, &[700]).0;
     let expected = whole_by(shaper(2_000), &valid);
     assert!(expected.len() < valid.len(), "the whole-line path cuts it");
     assert_eq!(
