@@ -58,7 +58,7 @@ pub(crate) use cutter::{
     Cutter, find_cut, find_cut_from, find_head_cut, header_of, kept_meta, share_of, with_header,
 };
 pub(crate) use entry_points::texts_apart;
-pub use held_in_part::{HeldEnds, HeldInPart};
+pub use held_in_part::{HeldEnds, HeldInPart, may_start_serialization};
 use payload::PayloadTail;
 pub use settings::{Keep, KeepError, Limit, LimitError};
 pub use structured::{RESULT_TOO_LARGE, RESULT_TOO_LARGE_SUGGESTION, StructuredCut};

@@ -269,7 +269,7 @@ impl HeldInPart {
                 .find_map(|&(b, byte)| (b == block).then_some(byte)),
             _ => text.bytes().find(|b| !b.is_ascii_whitespace()),
         };
-        start.is_none_or(|b| b == opener || b.is_ascii_whitespace())
+        may_start_serialization(start, opener)
     }
 
     /// A block other than text is held in part (its data or blob, say).
@@ -312,4 +312,21 @@ impl HeldInPart {
     pub fn may_quote_inputs(&self) -> bool {
         self.may_quote_inputs
     }
+}
+
+/// Whether a text that starts with `first` (its first byte decoded; `None` when it is
+/// empty) may be the serialization of a value whose JSON starts with `opener` (`{` or
+/// `[`), which a cut must then rewrite whole (L15). A streaming adapter asks it of a
+/// text's first character to know whether its held ends can decide its cut.
+///
+/// ```
+/// use backstop_core::limit::may_start_serialization;
+/// assert!(may_start_serialization(Some(b'{'), b'{'));
+/// assert!(may_start_serialization(Some(0x0c), b'['), "whitespace may come first");
+/// assert!(may_start_serialization(None, b'{'));
+/// assert!(!may_start_serialization(Some(b'l'), b'{'));
+/// assert!(!may_start_serialization(Some(b'['), b'{'));
+/// ```
+pub fn may_start_serialization(first: Option<u8>, opener: u8) -> bool {
+    first.is_none_or(|b| b == opener || b.is_ascii_whitespace())
 }

@@ -5,6 +5,8 @@
 //! or nowhere). The plain runs of a long string are read 64 bytes at a time
 //! (`run.rs`).
 
+use backstop_core::limit::may_start_serialization;
+
 use super::{Container, Expect, Key, Place, Scan, Str, TopKey, run};
 
 /// The deepest nesting scanned; deeper is more than serde_json reads (its limit is
@@ -17,29 +19,19 @@ const NOT_UTF8: &str = "bytes that are not UTF-8";
 const BAD_ESCAPE: &str = "an escape that is not JSON (or a low surrogate alone)";
 const LONE_SURROGATE: &str = "a high surrogate escape without its low half";
 
-/// Whether a text whose raw content (escaped, as it came) begins with `raw` begins as
-/// no JSON text does — not with `{`, `[` or whitespace, escaped or not; `None` until
-/// enough of it is known. An empty text (`raw` starts with its closing quote) does not.
+/// Whether a text whose raw content (escaped, as it came) begins with `raw` can be no
+/// `structuredContent`'s serialization, its first character decoded
+/// ([`first_decoded`]) and asked of the core ([`may_start_serialization`], L15); `None`
+/// until enough of it is known. An empty text (`raw` starts with its closing quote)
+/// may be one.
 fn plain_start(raw: &[u8]) -> Option<bool> {
-    match raw {
-        [] | [b'\\'] => None,
-        [b'\\', b'u', ..] if raw.len() < 6 => None,
-        [b'\\', b'u', hex @ ..] => {
-            let code = std::str::from_utf8(&hex[..4])
-                .ok()
-                .and_then(|hex| u32::from_str_radix(hex, 16).ok());
-            Some(!matches!(
-                code,
-                Some(0x7b | 0x5b | 0x20 | 0x09 | 0x0a | 0x0d)
-            ))
-        }
-        [b'\\', b'n' | b'r' | b't', ..] => Some(false),
-        [b'\\', ..] => Some(true),
-        [first, ..] => Some(!matches!(
-            first,
-            b'"' | b'{' | b'[' | b' ' | b'\t' | b'\r' | b'\n'
-        )),
-    }
+    let first = match raw {
+        [] | [b'\\'] => return None,
+        [b'\\', b'u', ..] if raw.len() < 6 => return None,
+        [b'"', ..] => None,
+        _ => Some(first_decoded(raw)),
+    };
+    Some(!may_start_serialization(first, b'{') && !may_start_serialization(first, b'['))
 }
 
 /// A string's bytes are checked and held in segments of about this size.
@@ -615,6 +607,8 @@ mod tests {
             (br"\u0020x", Some(false)),
             (br"\n", Some(false)),
             (br"\t", Some(false)),
+            (br"\f", Some(false)),
+            (br"\u000C", Some(false)),
             (br#"\""#, Some(true)),
             (b"{\"a\"", Some(false)),
             (b"[1", Some(false)),
