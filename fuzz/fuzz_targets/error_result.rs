@@ -93,14 +93,16 @@ fn run(data: &[u8]) -> Result<()> {
 }
 
 /// E1–E7 always; V3 where the failure is a rejected argument set (a failure that is
-/// not keeps its message as written, E2). A value that the tool's own schema spells as
-/// part of a parameter name is no secret: V3 is about what the caller sent, and the
-/// result may name a missing required parameter (V2).
+/// not keeps its message as written, E2). A value spelled as part of a name is no
+/// secret: V3 is about the values the caller sent, and the result may name a missing
+/// required parameter of the tool's schema and an unknown argument the caller sent
+/// (V2).
 fn check(failure: &Failure, call: &CallContext, secrets: &[String]) {
     let names: Vec<&str> = [&call.parameters, &call.required]
         .into_iter()
         .flatten()
         .flatten()
+        .chain(&call.arguments)
         .map(String::as_str)
         .chain([call.tool.as_str()])
         .collect();
