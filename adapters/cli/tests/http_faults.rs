@@ -4,7 +4,9 @@
 //! The upstream is a small hyper server of this test's own, which misbehaves as the
 //! called tool's name says: `drop` (an SSE stream cut off after one event), `500`,
 //! `resume` / `resume_refused` (a resumable stream closed before the answer, which
-//! comes on the resumed stream / the resumption refused with 404), `hang` (no answer), `trickle` (an answer that never ends, a byte at a time),
+//! comes on the resumed stream / the resumption refused with 404), `resume_late` (a
+//! resumable stream that stays open without its answer, which comes on the resumed
+//! stream), `hang` (no answer), `trickle` (an answer that never ends, a byte at a time),
 //! `bad_utf8_sse` / `bad_utf8_json` (a string that is not UTF-8),
 //! `cut_emoji_json` / `cut_emoji_sse` (a lone surrogate, id last), `not_json` (an HTML
 //! body), `ok` (a big result, to show shaping still works after each fault).
@@ -34,11 +36,12 @@ static DELETES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new()
 
 /// The tools the misbehaving server has; it answers a call of any other with an
 /// unknown-tool error.
-const TOOLS: [&str; 13] = [
+const TOOLS: [&str; 14] = [
     "headers",
     "drop",
     "resume",
     "resume_refused",
+    "resume_late",
     "500",
     "hang",
     "trickle",
@@ -84,8 +87,12 @@ async fn misbehave(request: Request<Incoming>) -> Result<Response<Body>, Infalli
     }
     if parts.method == http::Method::GET {
         let last = seen["last-event-id"].as_str().unwrap_or("none").to_owned();
-        // A `resume` call's stream, resumed: its answer, then the stream ends.
-        if let Some(id) = last.strip_prefix("r-") {
+        // A `resume` or `resume_late` call's stream, resumed: its answer, then the
+        // stream ends.
+        if let Some(id) = last
+            .strip_prefix("r-")
+            .or_else(|| last.strip_prefix("late-"))
+        {
             let event = format!("id: r-{id}-done\ndata: {}\n\n", big_result(id));
             return Ok(Response::builder()
                 .header("content-type", "text/event-stream")
@@ -223,6 +230,16 @@ async fn misbehave(request: Request<Incoming>) -> Result<Response<Body>, Infalli
         // answer, which comes when the stream is resumed (or never: `resume_refused`).
         "resume" => sse(full(format!("id: r-{id}\nretry: 50\ndata: \n\n"))),
         "resume_refused" => sse(full(format!("id: gone-{id}\nretry: 50\ndata: \n\n"))),
+        "resume_late" => {
+            let (mut sender, channel) = Channel::<Bytes, std::io::Error>::new(4);
+            let priming = format!("id: late-{id}\nretry: 50\ndata: \n\n");
+            tokio::spawn(async move {
+                let _ = sender.send_data(Bytes::from(priming)).await;
+                tokio::time::sleep(Duration::from_secs(3600)).await;
+                drop(sender);
+            });
+            sse(channel.boxed())
+        }
         "500" => Response::builder()
             .status(StatusCode::INTERNAL_SERVER_ERROR)
             .body(full("oops"))
@@ -365,6 +382,32 @@ fn a5_the_gateway_answers_each_fault_and_keeps_serving() {
     let last = [("mcp-session-id", "s-1"), ("last-event-id", "gone-13")];
     let refused = http.send(http::Method::GET, &url, &last, "");
     assert_eq!(refused.status, 404, "the server's refusal passes");
+    ok();
+
+    // B5, at most one answer: a resumable stream still open when --timeout passes is
+    // answered with an error; the server's own answer, which a client resuming the
+    // stream would bring, is then dropped (it would be a second answer).
+    let reply = http.post(&url, Some("s-1"), &call(14, "resume_late", json!({})));
+    let answers = reply.messages();
+    assert_eq!(answers.len(), 1, "{reply:?}");
+    assert_upstream_error(&answers[0], &upstream, "did not answer within 1 s");
+    let last = [("mcp-session-id", "s-1"), ("last-event-id", "late-14")];
+    let resumed = http.send(http::Method::GET, &url, &last, "");
+    assert_eq!(resumed.status, 200);
+    assert_eq!(resumed.messages(), Vec::<Value>::new(), "{resumed:?}");
+    // The client may use the id again: the new request's answer passes.
+    let reply = http.post(&url, Some("s-1"), &call(14, "resume", json!({})));
+    assert_eq!(
+        reply.messages(),
+        Vec::<Value>::new(),
+        "only the priming event"
+    );
+    let last = [("mcp-session-id", "s-1"), ("last-event-id", "r-14")];
+    let resumed = http.send(http::Method::GET, &url, &last, "");
+    let answers = resumed.messages();
+    assert_eq!(answers.len(), 1, "{resumed:?}");
+    assert_eq!(answers[0]["id"], 14);
+    assert_shaped(&answers[0]);
     ok();
 
     let reply = http.post(&url, Some("s-1"), &call(2, "500", json!({})));

@@ -377,7 +377,7 @@ impl Shaper {
     /// listing.
     fn route_server_element(&mut self, bytes: &[u8]) -> Route {
         if !self.machine.listing_in_flight() && self.waiting.is_empty() {
-            return Route::forward(self.server_message(bytes));
+            return self.server_route(bytes);
         }
         if let Some(envelope) = Envelope::parse(bytes)
             && envelope.is_response()
@@ -387,14 +387,14 @@ impl Shaper {
             return self.listing_answer(envelope.result, envelope.error.is_some());
         }
         if self.waiting.is_empty() && !self.awaits_catalog(bytes) {
-            return Route::forward(self.server_message(bytes));
+            return self.server_route(bytes);
         }
         if self.machine.listing_in_flight() && self.waiting.hold(bytes.to_vec()) {
             return Route::default();
         }
         // A bound was passed: what is held goes first, then this message.
         let mut route = self.release_queued();
-        route.forward = Some(self.server_message(bytes));
+        route.forward = self.server_route(bytes).forward;
         route
     }
 
@@ -498,43 +498,85 @@ impl Shaper {
     /// the client. Batches are shaped element by element; a batch none of whose
     /// elements changes is sent as it came.
     ///
+    /// A transport sends what [`server_route`](Self::server_route) says instead,
+    /// which can also drop a message: here a message it drops reads as
+    /// [`Forward::Unchanged`].
+    ///
     /// ```
     /// let mut shaper = backstop_jsonrpc::Shaper::default();
     /// assert!(shaper.server_message(b"garbage \xff").is_unchanged());
     /// ```
     pub fn server_message(&mut self, bytes: &[u8]) -> Forward {
+        self.server_route(bytes)
+            .forward
+            .unwrap_or(Forward::Unchanged)
+    }
+
+    /// What to send for a message from the server, as [`server_message`](Self::server_message)
+    /// decides it, but with `forward: None` for a message to drop: the server's answer
+    /// to a request backstop answered itself ([`answer_requests`](Self::answer_requests),
+    /// [`answer_pending`](Self::answer_pending)) — a request gets at most one answer,
+    /// ever (SPEC B5). In a batch, such an answer is left out of it.
+    ///
+    /// ```
+    /// use backstop_jsonrpc::{Forward, Shaper};
+    /// let mut shaper = Shaper::default();
+    /// shaper.client_message(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#);
+    /// let error = backstop_core::ProtocolError::new(-32603, "The MCP server did not answer in time");
+    /// shaper.answer_requests(&["1".to_owned()], &error);
+    /// let late = br#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#;
+    /// assert_eq!(shaper.server_route(late).forward, None, "answered already");
+    /// let note = br#"{"jsonrpc":"2.0","method":"notifications/message","params":{}}"#;
+    /// assert_eq!(shaper.server_route(note).forward, Some(Forward::Unchanged));
+    /// ```
+    pub fn server_route(&mut self, bytes: &[u8]) -> Route {
         if self.cannot_change(bytes) {
-            return Forward::Unchanged;
+            return Route::forward(Forward::Unchanged);
         }
         let Some(elements) = batch_elements(bytes) else {
-            return self.server_element(bytes);
+            return Route {
+                forward: self.server_element(bytes),
+                ..Route::default()
+            };
         };
-        let shaped: Vec<(&RawValue, Forward)> = elements
+        let shaped: Vec<(&RawValue, Option<Forward>)> = elements
             .into_iter()
             .map(|element| (element, self.server_element(element.get().as_bytes())))
             .collect();
-        if shaped.iter().all(|(_, forward)| forward.is_unchanged()) {
-            return Forward::Unchanged;
+        if shaped
+            .iter()
+            .all(|(_, forward)| forward == &Some(Forward::Unchanged))
+        {
+            return Route::forward(Forward::Unchanged);
+        }
+        let kept: Vec<(&RawValue, Forward)> = shaped
+            .into_iter()
+            .filter_map(|(element, forward)| Some((element, forward?)))
+            .collect();
+        if kept.is_empty() {
+            return Route::default();
         }
         let mut out = Vec::with_capacity(bytes.len());
         out.push(b'[');
-        for (n, (element, forward)) in shaped.iter().enumerate() {
+        for (n, (element, forward)) in kept.iter().enumerate() {
             if n > 0 {
                 out.push(b',');
             }
             out.extend_from_slice(forward.bytes(element.get().as_bytes()));
         }
         out.push(b']');
-        Forward::Rewritten(out)
+        Route::forward(Forward::Rewritten(out))
     }
 
     /// Whether a server message can be sent on without being read at all: nothing is
-    /// pending (so it answers nothing this shaper would change), no listing of its own
+    /// pending (so it answers nothing this shaper would change) and no answer is to be
+    /// dropped, no listing of its own
     /// is under way, and it cannot be `notifications/tools/list_changed` (the one
     /// message that changes what the shaper knows). A `\u` escape could spell that
     /// name, so a message with one is read.
     fn cannot_change(&self, bytes: &[u8]) -> bool {
         self.machine.pending().is_empty()
+            && !self.machine.may_drop_answers()
             && !self.machine.listing_in_flight()
             && self.waiting.is_empty()
             && memchr::memmem::find(bytes, b"list_changed").is_none()
@@ -642,7 +684,7 @@ impl Shaper {
                     .ok()
                     .and_then(RequestId::from_raw);
                 if let Some(id) = id {
-                    self.machine.forget(&id.into());
+                    self.machine.answer_here(&id.into());
                 }
                 error_response(id_json, error)
             })
@@ -787,6 +829,9 @@ impl Shaper {
         let Some(id) = envelope.request_id().map(machine::RequestId::from) else {
             return unchanged;
         };
+        if self.machine.drops_answer(&id) {
+            return LongDecision::Route(Route::default()); // B5: answered already
+        }
         let is_result = envelope.result.is_some();
         if !self.machine.answer_matters(&id, is_result) {
             self.machine.forget(&id);
@@ -879,26 +924,30 @@ impl Shaper {
         own
     }
 
-    fn server_element(&mut self, bytes: &[u8]) -> Forward {
+    /// What to send for one message (not a batch); `None`: drop it (B5).
+    fn server_element(&mut self, bytes: &[u8]) -> Option<Forward> {
         let Some(envelope) = Envelope::parse(bytes) else {
             // Not strict JSON: forwarded as it came, it answers its request (B4).
             if let Some(id) = crate::lenient::response_id(bytes) {
                 self.answered_unread(id.as_bytes());
             }
-            return Forward::Unchanged;
+            return Some(Forward::Unchanged);
         };
         if let Some(method) = envelope.method.as_deref() {
             self.machine.server_notification(method);
             if method == TASK_STATUS && envelope.id.is_none() {
-                return self.task_status(envelope.params);
+                return Some(self.task_status(envelope.params));
             }
         }
         if !envelope.is_response() {
-            return Forward::Unchanged;
+            return Some(Forward::Unchanged);
         }
         let Some(id) = envelope.request_id().map(machine::RequestId::from) else {
-            return Forward::Unchanged;
+            return Some(Forward::Unchanged);
         };
+        if self.machine.drops_answer(&id) {
+            return None;
+        }
         let is_result = envelope.result.is_some();
         let response = match (&envelope.result, envelope.error) {
             _ if !self.machine.answer_matters(&id, is_result) => None,
@@ -911,7 +960,7 @@ impl Shaper {
         let answer =
             self.machine
                 .server_response(&id, response.unwrap_or(Response::Unread), Instant::now());
-        forward(answer, envelope.id.map_or("null", RawValue::get))
+        Some(forward(answer, envelope.id.map_or("null", RawValue::get)))
     }
 }
 

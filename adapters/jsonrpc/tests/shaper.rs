@@ -1,4 +1,5 @@
-//! The shaper against the SPEC rules it applies (E1–E9, V1–V5, R3, L1–L3, A2, B1, B2),
+//! The shaper against the SPEC rules it applies (E1–E9, V1–V5, R3, L1–L3, A2, B1, B2,
+//! B5),
 //! message by message.
 
 use backstop_core::{Limit, ProtocolError};
@@ -460,6 +461,56 @@ fn pending_requests_are_answered_when_the_server_is_gone() {
             r#"{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"gone"}}"#,
         ]
     );
+}
+
+/// B5, at most one answer: the server's answer to a request the shaper answered itself
+/// (its transport failed or timed out) is dropped — alone, in a batch (left out of it),
+/// with nothing else pending — until the client sends that id again.
+#[test]
+fn b5_a_late_answer_to_a_request_answered_here_is_dropped() {
+    let mut shaper = shaper();
+    call(&mut shaper, json!(1), "capture_pane", json!({}));
+    call(&mut shaper, json!("two"), "capture_pane", json!({}));
+    let timeout = ProtocolError::new(-32603, "timed out");
+    assert_eq!(shaper.answer_requests(&["1".into()], &timeout).len(), 1);
+    let late = |id: &str| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"late"}}]}}}}"#
+        )
+    };
+    assert_eq!(shaper.server_route(late("1").as_bytes()).forward, None);
+    let batch = format!("[{},{}]", late("1"), late(r#""two""#));
+    let route = shaper.server_route(batch.as_bytes());
+    assert_eq!(
+        route.forward,
+        Some(Forward::Rewritten(
+            format!("[{}]", late(r#""two""#)).into_bytes()
+        )),
+        "the batch without the late answer"
+    );
+    assert!(shaper.pending().is_empty());
+    // Nothing pending: still read, and dropped; a batch of only such answers too.
+    assert_eq!(shaper.server_route(late("1").as_bytes()).forward, None);
+    let batch = format!("[{}]", late("1"));
+    assert_eq!(shaper.server_route(batch.as_bytes()).forward, None);
+    // The id 1 as a string is another request's; a notification passes.
+    let note = r#"{"jsonrpc":"2.0","method":"notifications/message","params":{}}"#;
+    for passes in [late(r#""1""#), note.to_owned()] {
+        assert_eq!(
+            shaper.server_route(passes.as_bytes()).forward,
+            Some(Forward::Unchanged)
+        );
+    }
+    // The client sends id 1 again: its answer is the server's to give.
+    call(&mut shaper, json!(1), "capture_pane", json!({}));
+    assert_eq!(
+        shaper.server_route(late("1").as_bytes()).forward,
+        Some(Forward::Unchanged)
+    );
+    // Answered here when the server is gone, too.
+    call(&mut shaper, json!(3), "capture_pane", json!({}));
+    assert_eq!(shaper.answer_pending(&timeout).len(), 1);
+    assert_eq!(shaper.server_route(late("3").as_bytes()).forward, None);
 }
 
 #[test]

@@ -997,6 +997,36 @@ fn b5_an_answer_cut_unheld_after_its_request_was_answered_is_dropped() {
     );
 }
 
+/// B5, at most one answer: a long answer (held, or one that would pass early) to a
+/// request backstop answered itself is dropped at its end, its id first or last, in
+/// any chunking; the next line passes.
+#[test]
+fn b5_a_long_late_answer_to_a_request_answered_here_is_dropped() {
+    let big = "line of output\n".repeat(20_000);
+    let timeout = backstop_core::ProtocolError::new(-32603, "timed out");
+    let note = br#"{"jsonrpc":"2.0","method":"notifications/message","params":{}}"#;
+    for id_last in [false, true] {
+        let line = result_line(&big, id_last, false, 0);
+        // The resources/read (id 2) would pass early; the call (id 1) be cut.
+        let read = String::from_utf8(line.clone())
+            .unwrap()
+            .replace(r#""id":1"#, r#""id":2"#);
+        for (id, line) in [("1", line.clone()), ("2", read.into_bytes())] {
+            for chunks in [&[line.len()][..], &[1000, 7]] {
+                let mut shaper = shaper(2_000);
+                shaper.answer_requests(&[id.to_owned()], &timeout);
+                let input = [&line[..], b"\n", note].concat();
+                let (sent, _) = streamed_by(shaper, &input, 1000, chunks);
+                assert_eq!(
+                    String::from_utf8_lossy(&sent),
+                    String::from_utf8_lossy(&[&note[..], b"\n"].concat()),
+                    "id {id}, id last: {id_last}, chunks {chunks:?}"
+                );
+            }
+        }
+    }
+}
+
 /// B3, B4 for an answer cut unheld whose strings the scan held whole (shorter than a
 /// cut could keep): cut as the whole-line path cuts it when it is JSON, answered with
 /// an error saying where when it is not.

@@ -35,6 +35,7 @@
 //! assert_eq!(machine.error_counts().get("InternalError:tools/call"), 1);
 //! ```
 
+mod answered_here;
 mod own_listing;
 mod pending;
 mod tasks;
@@ -44,6 +45,7 @@ use std::time::Instant;
 
 use serde_json::{Map, Value};
 
+pub use answered_here::{ANSWERED_HERE_KEPT, AnsweredHere};
 pub use own_listing::{OWN_LISTING_ID_PREFIX, OwnRequest};
 pub use pending::{DEFAULT_MAX_PENDING, PendingRequest, PendingRequests, RequestId, RequestKind};
 pub use tasks::{MAX_TASKS, TaskTable};
@@ -233,6 +235,7 @@ pub struct SessionMachine {
     lifecycle: Lifecycle,
     catalog: ToolCatalog,
     pending: PendingRequests,
+    answered_here: AnsweredHere,
     listing: OwnListing,
     tasks: TaskTable,
     log: VecDeque<LogRecord>,
@@ -264,6 +267,7 @@ impl SessionMachine {
             lifecycle: Lifecycle::default(),
             catalog: ToolCatalog::new(),
             pending: PendingRequests::default(),
+            answered_here: AnsweredHere::default(),
             listing: OwnListing::default(),
             tasks: TaskTable::default(),
             log: VecDeque::new(),
@@ -472,6 +476,7 @@ impl SessionMachine {
             None => self.handshake.clone(),
         }
         .or_request_meta(request.meta.as_ref());
+        self.answered_here.remove(&request.id);
         self.pending.insert(
             request.id,
             PendingRequest::new(request.id_json, kind, session),
@@ -919,10 +924,12 @@ impl SessionMachine {
         }
         let Some(id) = id else {
             // A result whose id comes later: it needs nothing if no pending request's
-            // result could.
-            return result && !self.pending.iter().any(|r| r.answer_matters(true));
+            // result could, and it cannot be one to drop (B5).
+            return result
+                && !self.may_drop_answers()
+                && !self.pending.iter().any(|r| r.answer_matters(true));
         };
-        let passes = !self.answer_matters(id, result);
+        let passes = !self.answer_matters(id, result) && !self.drops_answer(id);
         if passes {
             self.pending.remove(id);
         }
@@ -1042,16 +1049,56 @@ impl SessionMachine {
     }
 
     /// The server is gone: every pending request, oldest first, to answer with an
-    /// error. Nothing stays pending, and the own listing ends.
+    /// error. Nothing stays pending, and the own listing ends. Each is answered here
+    /// ([`answer_here`](Self::answer_here)).
     pub fn drain_pending(&mut self) -> Vec<PendingRequest> {
         self.listing.fail();
-        self.pending.drain()
+        let drained = self.pending.drain();
+        for request in &drained {
+            let id = serde_json::from_str::<Value>(&request.id_json).ok();
+            if let Some(id) = id.as_ref().and_then(RequestId::from_value) {
+                self.answered_here.insert(id);
+            }
+        }
+        drained
     }
 
-    /// Forget request `id`: the transport that carried it failed, and the adapter
-    /// answers it itself (B1, B2).
+    /// Forget request `id`: its answer passed unread, or was lost (B1, B2, B4).
     pub fn forget(&mut self, id: &RequestId) -> Option<PendingRequest> {
         self.pending.remove(id)
+    }
+
+    /// The adapter answers request `id` itself: the transport that carried it failed
+    /// or timed out (B1, B2). It is no longer pending, and an answer the server sends
+    /// for it later is dropped ([`drops_answer`](Self::drops_answer), B5).
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use backstop_core::machine::{ClientRequest, RequestId, SessionMachine};
+    /// let mut machine = SessionMachine::default();
+    /// let id = RequestId::Number("1".into());
+    /// machine.client_request(ClientRequest::new(id.clone(), "1", "tools/call").tool("t"), false, Instant::now());
+    /// machine.answer_here(&id);
+    /// assert!(machine.pending().is_empty() && machine.drops_answer(&id));
+    /// // The client sends the id again: its new answer is the server's to give.
+    /// machine.client_request(ClientRequest::new(id.clone(), "1", "ping"), false, Instant::now());
+    /// assert!(!machine.drops_answer(&id));
+    /// ```
+    pub fn answer_here(&mut self, id: &RequestId) -> Option<PendingRequest> {
+        self.answered_here.insert(id.clone());
+        self.pending.remove(id)
+    }
+
+    /// Whether an answer of the server for request `id` is dropped: backstop answered
+    /// that request itself, and a second answer must never reach the client (B5).
+    pub fn drops_answer(&self, id: &RequestId) -> bool {
+        self.answered_here.contains(id) && self.pending.get(id).is_none()
+    }
+
+    /// Whether any answer of the server could be dropped ([`drops_answer`](Self::drops_answer)):
+    /// while none can, a message that answers nothing pending passes unread.
+    pub fn may_drop_answers(&self) -> bool {
+        !self.answered_here.is_empty()
     }
 
     /// Run `decide` with the catalog and call context of a pending call: the catalog

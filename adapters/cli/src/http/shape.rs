@@ -94,10 +94,11 @@ impl Frame for HttpFrame {
     }
 
     /// The HTTP modes hold nothing back: a message is decided on its own
-    /// ([`Shaper::server_message`]); the shaper's own listing is done before the
-    /// call it is for goes out.
+    /// ([`Shaper::server_route`]: shaped, or dropped when it answers a request the
+    /// gateway answered itself, B5); the shaper's own listing is done before the call
+    /// it is for goes out.
     fn route(&self, shaper: &mut Shaper, message: &[u8]) -> Route {
-        Route::forward(shaper.server_message(message))
+        shaper.server_route(message)
     }
 }
 
