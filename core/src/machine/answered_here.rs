@@ -122,6 +122,20 @@ mod tests {
         assert!(answered.order.len() <= 2 * ANSWERED_HERE_KEPT + 1);
     }
 
+    /// Insertion takes constant time, amortized: the order is compacted only once
+    /// it holds twice the kept ids, not at every insertion.
+    #[test]
+    fn b5_the_order_is_compacted_only_when_twice_the_kept() {
+        let mut answered = AnsweredHere::default();
+        for n in 0..2 * ANSWERED_HERE_KEPT {
+            answered.insert(id(n));
+            answered.remove(&id(n));
+            assert_eq!(answered.order.len(), n + 1, "not compacted yet");
+        }
+        answered.insert(id(0));
+        assert_eq!(answered.order.len(), 1, "compacted to the one id kept");
+    }
+
     proptest! {
         /// B5: whatever the inserts and removals, the set is the newest inserted ids
         /// not removed since, at most ANSWERED_HERE_KEPT of them, and the order it
@@ -146,6 +160,7 @@ mod tests {
                     prop_assert_eq!(answered.contains(&id(n)), model.contains(&n));
                 }
                 prop_assert_eq!(answered.len(), model.len());
+                prop_assert_eq!(answered.is_empty(), model.is_empty());
                 prop_assert!(answered.order.len() <= 2 * ANSWERED_HERE_KEPT + 1);
             }
         }

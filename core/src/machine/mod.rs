@@ -2084,6 +2084,44 @@ mod tests {
         assert_eq!(machine.pending().len(), 1);
     }
 
+    /// B5: an answer to a request answered here is dropped, never passes early, and
+    /// makes a result whose id is not known yet wait for it; other ids are not
+    /// touched, and an id sent again is the server's to answer.
+    #[test]
+    fn b5_an_answer_to_a_request_answered_here_is_dropped_never_passed_early() {
+        let mut machine = listed(&["t"]);
+        let read = ClientRequest::new(id(2), "2", "resources/read");
+        machine.client_request(read, false, Instant::now());
+        assert!(!machine.may_drop_answers());
+        assert!(
+            machine.passes_early(None, None, true),
+            "a read's result needs nothing"
+        );
+        machine.client_request(call(1, "t"), false, Instant::now());
+        machine.client_request(
+            ClientRequest::new(id(2), "2", "resources/read"),
+            false,
+            Instant::now(),
+        );
+        assert!(machine.answer_here(&id(1)).is_some());
+        assert!(machine.may_drop_answers() && machine.drops_answer(&id(1)));
+        assert!(!machine.drops_answer(&id(2)), "pending");
+        assert!(!machine.drops_answer(&id(3)), "never sent");
+        assert!(!machine.passes_early(Some(&id(1)), None, true));
+        assert!(!machine.passes_early(None, None, true), "its id may be 1");
+        assert!(machine.passes_early(Some(&id(2)), None, true));
+        machine.client_request(
+            ClientRequest::new(id(1), "1", "ping"),
+            false,
+            Instant::now(),
+        );
+        assert!(!machine.drops_answer(&id(1)) && !machine.may_drop_answers());
+        // The server gone: each pending request is answered here.
+        machine.client_request(call(5, "t"), false, Instant::now());
+        assert_eq!(machine.drain_pending().len(), 2);
+        assert!(machine.drops_answer(&id(1)) && machine.drops_answer(&id(5)));
+    }
+
     #[test]
     fn which_answers_matter_and_the_limit_in_force() {
         let mut machine = SessionMachine::new(Limit::new(300).unwrap());
