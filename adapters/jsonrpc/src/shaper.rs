@@ -568,16 +568,13 @@ impl Shaper {
         Route::forward(Forward::Rewritten(out))
     }
 
-    /// Whether a server message can be sent on without being read at all: nothing is
-    /// pending (so it answers nothing this shaper would change) and no answer is to be
-    /// dropped, no listing of its own
-    /// is under way, and it cannot be `notifications/tools/list_changed` (the one
-    /// message that changes what the shaper knows). A `\u` escape could spell that
-    /// name, so a message with one is read.
+    /// Whether a server message can be sent on without being read at all: the core
+    /// reads none ([`SessionMachine::reads_server_messages`](backstop_core::machine::SessionMachine::reads_server_messages)),
+    /// none is held for a listing, and it cannot be `notifications/tools/list_changed`
+    /// (the one message that changes what the shaper knows). A `\u` escape could spell
+    /// that name, so a message with one is read.
     fn cannot_change(&self, bytes: &[u8]) -> bool {
-        self.machine.pending().is_empty()
-            && !self.machine.may_drop_answers()
-            && !self.machine.listing_in_flight()
+        !self.machine.reads_server_messages()
             && self.waiting.is_empty()
             && memchr::memmem::find(bytes, b"list_changed").is_none()
             && memchr::memmem::find(bytes, b"\\u").is_none()
@@ -666,7 +663,8 @@ impl Shaper {
     /// Answer the requests `ids` (raw JSON, as the client wrote them) with `error`: the
     /// transport that carried them failed, and no answer will come. One error response
     /// each, in the order given, whether or not the request is still pending; each is
-    /// no longer pending (B1, B2: a failed request leaves nothing behind).
+    /// no longer pending (B1, B2: a failed request leaves nothing behind), and an
+    /// answer the server sends for it after all is dropped (B5, [`server_route`](Self::server_route)).
     ///
     /// ```
     /// let mut shaper = backstop_jsonrpc::Shaper::default();

@@ -560,6 +560,47 @@ fn task_state_line(big: &str, id_last: bool, notify: bool) -> Vec<u8> {
     line.into_bytes()
 }
 
+/// L1, E11: a task's state notified while no request is pending is read and its
+/// outcome cut, on the whole-line and the long path, as when one is. The shaper's
+/// fast path for messages nothing depends on once let it pass whole (unless its text
+/// held a `\u` escape).
+#[test]
+fn l1_a_task_s_state_notified_with_nothing_pending_is_cut() {
+    let tasked = |pending: bool| {
+        let mut shaper = Shaper::new(Limit::new(2_000).unwrap());
+        shaper.client_message(
+            br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"capture_pane"}}"#,
+        );
+        let handle = br#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"task","taskId":"t-1","status":"working"}}"#;
+        assert!(shaper.server_message(handle).is_unchanged());
+        if pending {
+            shaper.client_message(br#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#);
+        }
+        shaper
+    };
+    assert!(tasked(false).pending().is_empty());
+    let line = task_state_line(&"x".repeat(100_000), false, true);
+    let expected = whole_by(tasked(true), &line);
+    assert!(expected.len() < 3_000, "the reference cut it");
+    let whole = whole_by(tasked(false), &line);
+    assert_eq!(
+        String::from_utf8_lossy(&whole),
+        String::from_utf8_lossy(&expected)
+    );
+    let (streamed, _) = streamed_by(tasked(false), &line, 1_000, &[700]);
+    assert_eq!(
+        String::from_utf8_lossy(&streamed),
+        String::from_utf8_lossy(&expected)
+    );
+    // Another notification with the same params is no task's state: it passes as it
+    // came (A2).
+    let other = String::from_utf8(line)
+        .unwrap()
+        .replace("notifications/tasks", "notifications/message");
+    let sent = whole_by(tasked(true), other.as_bytes());
+    assert_eq!(sent, [other.as_bytes(), b"\n"].concat());
+}
+
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: ProptestConfig::default().cases.min(24),

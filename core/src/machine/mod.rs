@@ -1095,10 +1095,31 @@ impl SessionMachine {
         self.answered_here.contains(id) && self.pending.get(id).is_none()
     }
 
-    /// Whether any answer of the server could be dropped ([`drops_answer`](Self::drops_answer)):
-    /// while none can, a message that answers nothing pending passes unread.
+    /// Whether any answer of the server could be dropped ([`drops_answer`](Self::drops_answer)).
     pub fn may_drop_answers(&self) -> bool {
         !self.answered_here.is_empty()
+    }
+
+    /// Whether a server message must be read to know what to send for it: a request
+    /// is pending (its answer may be shaped), a listing of backstop's own is in flight
+    /// (its answers are read), a task is known (its state, in a `notifications/tasks`,
+    /// carries its call's outcome, L1, E11), or an answer may be dropped (B5). When
+    /// none holds, only `notifications/tools/list_changed` changes what the machine
+    /// knows, and every other message passes unread.
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use backstop_core::machine::{ClientRequest, RequestId, SessionMachine};
+    /// let mut machine = SessionMachine::default();
+    /// assert!(!machine.reads_server_messages());
+    /// machine.client_request(ClientRequest::new(RequestId::Number("1".into()), "1", "ping"), false, Instant::now());
+    /// assert!(machine.reads_server_messages());
+    /// ```
+    pub fn reads_server_messages(&self) -> bool {
+        !self.pending.is_empty()
+            || self.listing.in_flight()
+            || !self.tasks.is_empty()
+            || self.may_drop_answers()
     }
 
     /// Run `decide` with the catalog and call context of a pending call: the catalog
@@ -2120,6 +2141,39 @@ mod tests {
         machine.client_request(call(5, "t"), false, Instant::now());
         assert_eq!(machine.drain_pending().len(), 2);
         assert!(machine.drops_answer(&id(1)) && machine.drops_answer(&id(5)));
+    }
+
+    /// B3, L1, B5: what makes the machine read server messages: a pending request, its
+    /// own listing in flight, a task known, an answer to drop — each on its own.
+    #[test]
+    fn what_makes_server_messages_read() {
+        let mut machine = SessionMachine::default();
+        assert!(!machine.reads_server_messages());
+        // Its own listing, the call that wanted it forgotten (no answer to drop).
+        let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"});
+        let mut stateless = call(1, "t");
+        stateless.meta = meta.as_object().cloned();
+        assert!(
+            machine
+                .client_request(stateless, true, Instant::now())
+                .is_some()
+        );
+        machine.forget(&id(1));
+        assert!(machine.pending().is_empty() && machine.listing_in_flight());
+        assert!(machine.reads_server_messages(), "a listing in flight");
+        machine.abandon_listing();
+        assert!(!machine.reads_server_messages());
+        // A task known.
+        machine.client_request(call(2, "research"), false, Instant::now());
+        let handle = json!({"resultType": "task", "taskId": "t-2", "status": "working"});
+        respond(&mut machine, 2, Response::Result(handle));
+        assert!(machine.pending().is_empty() && !machine.tasks().is_empty());
+        assert!(machine.reads_server_messages(), "a task known");
+        // An answer to drop.
+        let mut fresh = SessionMachine::default();
+        fresh.client_request(call(3, "t"), false, Instant::now());
+        fresh.answer_here(&id(3));
+        assert!(fresh.pending().is_empty() && fresh.reads_server_messages());
     }
 
     #[test]
