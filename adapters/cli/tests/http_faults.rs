@@ -373,14 +373,20 @@ fn a5_the_gateway_answers_each_fault_and_keeps_serving() {
             "{name}: nothing added"
         );
     }
-    let last = [("mcp-session-id", "s-1"), ("last-event-id", "r-12")];
-    let resumed = http.send(http::Method::GET, &url, &last, "");
-    let answers = resumed.messages();
-    assert_eq!(answers.len(), 1, "{resumed:?}");
-    assert_eq!(answers[0]["id"], 12);
-    assert_shaped(&answers[0]);
-    let last = [("mcp-session-id", "s-1"), ("last-event-id", "gone-13")];
-    let refused = http.send(http::Method::GET, &url, &last, "");
+    // The client's GET resuming the stream whose last event was `event_id`.
+    let resume = |event_id: &str| {
+        let last = [("mcp-session-id", "s-1"), ("last-event-id", event_id)];
+        http.send(http::Method::GET, &url, &last, "")
+    };
+    let resumed_answer = |event_id: &str, id: u64| {
+        let resumed = resume(event_id);
+        let answers = resumed.messages();
+        assert_eq!(answers.len(), 1, "{resumed:?}");
+        assert_eq!(answers[0]["id"], id);
+        assert_shaped(&answers[0]);
+    };
+    resumed_answer("r-12", 12);
+    let refused = resume("gone-13");
     assert_eq!(refused.status, 404, "the server's refusal passes");
     ok();
 
@@ -391,8 +397,7 @@ fn a5_the_gateway_answers_each_fault_and_keeps_serving() {
     let answers = reply.messages();
     assert_eq!(answers.len(), 1, "{reply:?}");
     assert_upstream_error(&answers[0], &upstream, "did not answer within 1 s");
-    let last = [("mcp-session-id", "s-1"), ("last-event-id", "late-14")];
-    let resumed = http.send(http::Method::GET, &url, &last, "");
+    let resumed = resume("late-14");
     assert_eq!(resumed.status, 200);
     assert_eq!(resumed.messages(), Vec::<Value>::new(), "{resumed:?}");
     // The client may use the id again: the new request's answer passes.
@@ -402,12 +407,7 @@ fn a5_the_gateway_answers_each_fault_and_keeps_serving() {
         Vec::<Value>::new(),
         "only the priming event"
     );
-    let last = [("mcp-session-id", "s-1"), ("last-event-id", "r-14")];
-    let resumed = http.send(http::Method::GET, &url, &last, "");
-    let answers = resumed.messages();
-    assert_eq!(answers.len(), 1, "{resumed:?}");
-    assert_eq!(answers[0]["id"], 14);
-    assert_shaped(&answers[0]);
+    resumed_answer("r-14", 14);
     ok();
 
     let reply = http.post(&url, Some("s-1"), &call(2, "500", json!({})));

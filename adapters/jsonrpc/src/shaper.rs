@@ -471,9 +471,9 @@ impl Shaper {
         let held = self.waiting.take();
         let to_client = held
             .into_iter()
-            .map(|message| match self.server_message(&message) {
-                Forward::Unchanged => message,
-                Forward::Rewritten(bytes) => bytes,
+            .filter_map(|message| match self.server_route(&message).forward? {
+                Forward::Unchanged => Some(message),
+                Forward::Rewritten(bytes) => Some(bytes),
             })
             .collect();
         Route {
@@ -606,6 +606,9 @@ impl Shaper {
     ///     "error": {"code": -32602, "message": "Resource not found", "data": {"uri": "probe://gone"}}}));
     /// assert_eq!(sent["error"]["code"], -32002); // R3: the client's revision says so
     /// ```
+    ///
+    /// As with [`server_message`](Self::server_message), a message
+    /// [`server_route`](Self::server_route) would drop (B5) comes back as it was.
     pub fn server_value(&mut self, message: Value) -> Value {
         let Ok(bytes) = serde_json::to_vec(&message) else {
             return message;

@@ -937,6 +937,31 @@ fn e8_a_call_before_any_listing_makes_the_shaper_list_the_tools_page_by_page() {
     assert!(shaper.pending().len() == 1);
 }
 
+/// B5 with E8: an answer to a request answered here that comes while the shaper's own
+/// listing is in flight is held with what came before it, then dropped when the held
+/// messages go; the rest go in their order.
+#[test]
+fn b5_a_late_answer_held_for_the_listing_is_dropped_when_released() {
+    let mut shaper = routed_session();
+    let listing = route_client(&mut shaper, &call_message(json!(1), "take_int"));
+    assert_eq!(listing.len(), 1, "the listing goes first");
+    route_client(&mut shaper, &call_message(json!(7), "takes_int"));
+    let timeout = ProtocolError::new(-32603, "timed out");
+    assert_eq!(shaper.answer_requests(&["7".into()], &timeout).len(), 1);
+    let late = br#"{"jsonrpc":"2.0","id":7,"result":{"content":[]}}"#;
+    for line in [UNKNOWN_TAKE_INT.as_bytes(), late] {
+        assert_eq!(shaper.route_server_message(line).forward, None, "held");
+    }
+    let done = shaper.route_server_message(page(OWN_LIST_1, &["takes_int"], None).as_bytes());
+    assert_eq!(
+        done.to_client.len(),
+        1,
+        "the call's answer, not the late one"
+    );
+    let answer: Value = serde_json::from_slice(&done.to_client[0]).unwrap();
+    assert_eq!(answer["id"], 1);
+}
+
 #[test]
 fn e8_own_listing_keeps_the_order_of_everything_the_server_sends_meanwhile() {
     let mut shaper = routed_session();
