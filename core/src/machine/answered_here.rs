@@ -137,9 +137,9 @@ mod tests {
     }
 
     proptest! {
-        /// B5: whatever the inserts and removals, the set is the newest inserted ids
-        /// not removed since, at most ANSWERED_HERE_KEPT of them, and the order it
-        /// keeps stays bounded.
+        /// B5: whatever the inserts and removals, the set is the inserted ids not
+        /// removed since, and the order it keeps stays bounded (below the bound of
+        /// ANSWERED_HERE_KEPT ids; what goes past it is the unit tests' above).
         #[test]
         fn b5_answered_here_is_the_newest_ids_not_sent_again(
             steps in proptest::collection::vec((any::<bool>(), 0usize..40), 0..400)
