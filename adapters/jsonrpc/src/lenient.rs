@@ -116,6 +116,23 @@ impl TopReader {
         }
     }
 
+    /// Whether what was pushed is no longer one JSON object as far as structure goes
+    /// (a key without its colon, a bracket that closes nothing, a second value, or no
+    /// object at all): then it is not JSON either.
+    ///
+    /// ```
+    /// use backstop_jsonrpc::lenient::TopReader;
+    /// let mut reader = TopReader::default();
+    /// reader.push(br#"{"jsonrpc":"2.0","#);
+    /// assert!(!reader.is_broken());
+    /// reader.push(br#""id""#);
+    /// reader.push(b"2");
+    /// assert!(reader.is_broken(), "no colon");
+    /// ```
+    pub fn is_broken(&self) -> bool {
+        self.state == State::Broken
+    }
+
     /// The raw `id` once the whole message was pushed, when it names the request the
     /// message answers (see the [module docs](self)).
     pub fn response_id(&self) -> Option<String> {

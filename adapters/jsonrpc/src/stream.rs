@@ -330,7 +330,13 @@ impl LongMessage {
             scan.top_method().is_some(),
             scan.top_result(),
         );
-        if !scan.is_invalid() && known == *asked {
+        // Not one JSON object as far as structure goes (a key without its colon, say;
+        // a batch is not one object, and the scan reads it): not JSON (B4), whatever
+        // the scan, which checks strings and brackets, not colons and commas, made of
+        // it. It passes at once; the lenient reader says at its end which request it
+        // answers, as on the whole-line path.
+        let invalid = scan.is_invalid() || (self.top.is_broken() && !scan.is_batch());
+        if !invalid && known == *asked {
             return;
         }
         if known.0 && !asked.0 {
@@ -338,7 +344,6 @@ impl LongMessage {
             scan.hold_ends(shaper.held_ends(scan.top_id()));
         }
         *asked = known;
-        let invalid = scan.is_invalid();
         if !invalid && !shaper.passes_early(scan.top_id(), scan.top_method(), scan.top_result()) {
             return;
         }

@@ -1068,6 +1068,40 @@ fn b5_a_long_late_answer_to_a_request_answered_here_is_dropped() {
     }
 }
 
+/// B4, A0: a long message whose structure breaks before its `id` (a key without its
+/// colon) is not JSON: it passes as it came and answers no request, on the long path
+/// as on the whole-line path. The scan, which checks strings and brackets but not
+/// colons, read its `id` and let it answer the `resources/read` (found by the fuzz
+/// target `stream`).
+#[test]
+fn b4_a_message_broken_before_its_id_answers_nothing_on_either_path() {
+    let big = "line of output\\n".repeat(100);
+    let line =
+        format!(r#"{{"jsonrpc:""2.0","id":2,"result":{{"contents":[{{"text":"{big}"}}]}}}}"#);
+    let whole = {
+        let mut shaper = shaper(2_000);
+        let sent = shaper.route_server_message(line.as_bytes());
+        assert_eq!(sent.forward, Some(backstop_jsonrpc::Forward::Unchanged));
+        shaper.pending().len()
+    };
+    assert_eq!(whole, 2, "nothing answered");
+    for size in [line.len(), 40, 3] {
+        let mut shaper = shaper(2_000);
+        let (sent, _) = {
+            let mut stream = ServerStream::new(16);
+            let mut sink = MemorySink::default();
+            for chunk in line.as_bytes().chunks(size) {
+                stream.push(&mut shaper, chunk, &mut sink);
+            }
+            stream.push(&mut shaper, b"\n", &mut sink);
+            stream.finish(&mut shaper, &mut sink);
+            (sink.sent, sink.read_whole)
+        };
+        assert_eq!(sent, [line.as_bytes(), b"\n"].concat(), "reads of {size}");
+        assert_eq!(shaper.pending().len(), whole, "reads of {size}");
+    }
+}
+
 /// B3, B4 for an answer cut unheld whose strings the scan held whole (shorter than a
 /// cut could keep): cut as the whole-line path cuts it when it is JSON, answered with
 /// an error saying where when it is not.
