@@ -59,6 +59,10 @@ pub struct TopReader {
     /// A top-level `id` key was met: a later one is not read.
     id_met: bool,
     method: bool,
+    /// The bytes pushed so far.
+    pushed: u64,
+    /// The offset of the byte at which the structure broke.
+    broken_at: Option<u64>,
 }
 
 /// Where the reader is.
@@ -86,6 +90,8 @@ enum State {
 impl TopReader {
     /// The next bytes of the message.
     pub fn push(&mut self, mut bytes: &[u8]) {
+        let end = self.pushed + bytes.len() as u64;
+        self.pushed = end;
         while let Some((&byte, rest)) = bytes.split_first() {
             match self.state {
                 State::Broken => return,
@@ -110,27 +116,31 @@ impl TopReader {
                 },
                 _ => {
                     self.byte(byte);
+                    if self.state == State::Broken {
+                        self.broken_at = Some(end - bytes.len() as u64);
+                    }
                     bytes = rest;
                 }
             }
         }
     }
 
-    /// Whether what was pushed is no longer one JSON object as far as structure goes
+    /// Where what was pushed stopped being one JSON object as far as structure goes
     /// (a key without its colon, a bracket that closes nothing, a second value, or no
-    /// object at all): then it is not JSON either.
+    /// object at all), the offset of the byte that broke it: from there it is not JSON
+    /// either. The same in any chunking.
     ///
     /// ```
     /// use backstop_jsonrpc::lenient::TopReader;
     /// let mut reader = TopReader::default();
     /// reader.push(br#"{"jsonrpc":"2.0","#);
-    /// assert!(!reader.is_broken());
+    /// assert_eq!(reader.broken_at(), None);
     /// reader.push(br#""id""#);
-    /// reader.push(b"2");
-    /// assert!(reader.is_broken(), "no colon");
+    /// reader.push(b"2}");
+    /// assert_eq!(reader.broken_at(), Some(21), "no colon");
     /// ```
-    pub fn is_broken(&self) -> bool {
-        self.state == State::Broken
+    pub fn broken_at(&self) -> Option<u64> {
+        self.broken_at
     }
 
     /// The raw `id` once the whole message was pushed, when it names the request the
@@ -416,6 +426,17 @@ mod tests {
                 reader.push(piece);
             }
             prop_assert_eq!(reader.response_id(), response_id(&message));
+            let mut whole = TopReader::default();
+            whole.push(&message);
+            prop_assert_eq!(reader.broken_at(), whole.broken_at(), "broken at the same byte");
+            if let Some(at) = whole.broken_at() {
+                // The bytes before it are not broken; with it, they are.
+                let mut before = TopReader::default();
+                before.push(&message[..at as usize]);
+                prop_assert_eq!(before.broken_at(), None);
+                before.push(&message[at as usize..=at as usize]);
+                prop_assert_eq!(before.broken_at(), Some(at));
+            }
         }
 
         /// Whatever the bytes, it never panics.

@@ -307,9 +307,15 @@ impl LongMessage {
             LongState::Scanning { scan, asked } => (scan, asked),
         };
         scan.push(message);
+        // Where the message stopped being one JSON object as far as structure goes (a
+        // key without its colon, say; a batch is not one object, and the scan reads
+        // it): not JSON from there (B4), whatever the scan, which checks strings and
+        // brackets, not colons and commas, made of it.
+        let broken_at = self.top.broken_at().filter(|_| !scan.is_batch());
         let min = self.unheld_from.max(shaper.limit().max_bytes() as u64);
         if let Some(at) = scan.unheld_from(min)
             && at < self.bytes
+            && broken_at.is_none_or(|broken| at < broken)
             && let Some(id) = scan.top_id()
             && shaper.cuts_unheld(id, at + 1)
         {
@@ -330,12 +336,9 @@ impl LongMessage {
             scan.top_method().is_some(),
             scan.top_result(),
         );
-        // Not one JSON object as far as structure goes (a key without its colon, say;
-        // a batch is not one object, and the scan reads it): not JSON (B4), whatever
-        // the scan, which checks strings and brackets, not colons and commas, made of
-        // it. It passes at once; the lenient reader says at its end which request it
-        // answers, as on the whole-line path.
-        let invalid = scan.is_invalid() || (self.top.is_broken() && !scan.is_batch());
+        // Not JSON (a structure broken too): it passes at once; the lenient reader says
+        // at its end which request it answers, as on the whole-line path.
+        let invalid = scan.is_invalid() || broken_at.is_some();
         if !invalid && known == *asked {
             return;
         }
