@@ -350,10 +350,23 @@ impl Scan {
         }
         let at = offsets.id?.max(offsets.result?).max(offsets.text?).max(min);
         let at_or_before = |offset: Option<u64>| offset.is_some_and(|offset| offset <= at);
-        match at_or_before(offsets.method) || at_or_before(self.broken.map(|b| b.at)) {
+        match at_or_before(offsets.method)
+            || at_or_before(self.broken.map(|b| b.at))
+            || at_or_before(self.undecided_from())
+        {
             true => None,
             false => Some(at),
         }
+    }
+
+    /// Where the bytes not decided yet begin: an escape or a UTF-8 sequence cut by the
+    /// end of what came, which the next bytes make JSON or not. Before they come,
+    /// nothing at or past it is known to be JSON.
+    fn undecided_from(&self) -> Option<u64> {
+        let string = self.string.as_ref()?;
+        let utf8 = (string.utf8_len > 0).then_some(string.utf8_at);
+        let escape = (string.escape_len > 0).then(|| self.at - string.escape_len as u64);
+        utf8.into_iter().chain(escape).min()
     }
 
     /// Whether the bytes so far are already not valid JSON.

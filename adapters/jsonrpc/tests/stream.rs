@@ -1102,6 +1102,32 @@ fn b4_a_message_broken_before_its_id_answers_nothing_on_either_path() {
     }
 }
 
+/// B3, B4: an escape cut by the end of a read, not decided yet, keeps an answer held
+/// until it is: it may turn out not to be JSON before the point the answer would go
+/// unheld from. In any chunking the answer is then sent as it came (the fuzz target
+/// `stream` found it cut with an error in reads of 6 and 1 bytes, and sent as it came
+/// in one read).
+#[test]
+fn b4_an_escape_not_decided_yet_keeps_an_answer_held_in_any_chunking() {
+    let cap = Limit::min_bytes();
+    let head = r#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"log: "#;
+    let pad = "x".repeat(cap - 2 - head.len());
+    let text = format!(r"{pad}\utput{}", r"\nline of output".repeat(40));
+    let line = format!(r#"{head}{text}"}}]}}}}"#).into_bytes();
+    let escape = head.len() + pad.len();
+    assert!(escape < cap && cap < escape + 6, "the escape spans the cap");
+    let at_once = unheld_by(shaper(cap), &line, 0, &[line.len()]).0;
+    assert_eq!(at_once, [&line[..], b"\n"].concat(), "not JSON: as it came");
+    for split in [escape + 2, escape + 3, escape + 5] {
+        let (sent, ..) = unheld_by(shaper(cap), &line, 0, &[split, 1, 6]);
+        assert_eq!(
+            String::from_utf8_lossy(&sent),
+            String::from_utf8_lossy(&at_once),
+            "a read ending at {split}"
+        );
+    }
+}
+
 /// B3, B4 for an answer cut unheld whose strings the scan held whole (shorter than a
 /// cut could keep): cut as the whole-line path cuts it when it is JSON, answered with
 /// an error saying where when it is not.
