@@ -143,6 +143,14 @@ impl Key {
     }
 }
 
+impl Str {
+    /// Where an escape or a UTF-8 sequence cut by the end of what came (which ends at
+    /// offset `at`) began; `at` when none was.
+    fn cut_at(&self, at: u64) -> u64 {
+        at - (self.escape_len + self.utf8_len) as u64
+    }
+}
+
 /// A string being scanned.
 #[derive(Debug)]
 struct Str {
@@ -364,9 +372,7 @@ impl Scan {
     /// nothing at or past it is known to be JSON.
     fn undecided_from(&self) -> Option<u64> {
         let string = self.string.as_ref()?;
-        let utf8 = (string.utf8_len > 0).then_some(string.utf8_at);
-        let escape = (string.escape_len > 0).then(|| self.at - string.escape_len as u64);
-        utf8.into_iter().chain(escape).min()
+        (string.escape_len + string.utf8_len > 0).then(|| string.cut_at(self.at))
     }
 
     /// Whether the bytes so far are already not valid JSON.

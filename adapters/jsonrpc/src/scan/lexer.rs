@@ -216,8 +216,7 @@ impl Scan {
             return self.skim_string(string, bytes);
         }
         let mut i = 0;
-        // Where an escape or a UTF-8 sequence cut by the end of the last chunk began.
-        let cut_at = self.at - (string.escape_len + string.utf8_len) as u64;
+        let cut_at = string.cut_at(self.at);
         if string.escape_len > 0 && string.utf8_len > 0 {
             // A UTF-8 sequence cut short by an escape.
             self.break_at(string.utf8_at, NOT_UTF8);
