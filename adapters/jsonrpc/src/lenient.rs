@@ -6,12 +6,17 @@
 //!
 //! Strings are skipped by their quotes and escapes alone (their contents are not
 //! checked); everything else is read as the structure of one JSON object, as far as it
-//! is one. The message answers the request its top-level `id` names when that `id` was
-//! read whole, as strict JSON (a number, or a string), before the structure broke or
-//! ended, and no top-level `method` was (it is a response); of two top-level `id`s, the
-//! first (the one a reader that streams the message meets, and decides on, first).
-//! [`TopReader`] reads it as the bytes come, in
-//! memory bounded whatever the message's length; [`response_id`] reads a whole one.
+//! is one. The message answers a request as a reader that streams it decides, at the
+//! first point where it can: once its top-level `id` was read whole and a top-level
+//! `result` or `error` member began, it answers the request that `id` names (when the
+//! `id` is strict JSON: a number, or a string) — unless a top-level `method` other
+//! than `null` ended before (then it is a request or a notification, whatever
+//! follows). Of two top-level `id`s, the first counts; nothing after the point of
+//! decision changes it, and a structure that broke before it leaves the message
+//! answering nothing. Every path decides by this one rule for a message it forwards
+//! as it came (A0): the whole-message path, and the long-message path that passes an
+//! answer on before its end. [`TopReader`] reads it as the bytes come, in memory
+//! bounded whatever the message's length; [`response_id`] reads a whole one.
 //!
 //! ```
 //! use backstop_jsonrpc::lenient::response_id;
@@ -19,6 +24,7 @@
 //! assert!(serde_json::from_slice::<serde_json::Value>(cut).is_err(), "a lone surrogate");
 //! assert_eq!(response_id(cut).as_deref(), Some("7"));
 //! assert_eq!(response_id(b"{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"x\",\"params\":\"\xff\"}"), None, "a request");
+//! assert_eq!(response_id(br#"{"id":9,"result":{},"method":"x"}"#).as_deref(), Some("9"), "decided at `result`");
 //! ```
 
 /// The raw top-level `id` of `message` (one JSON-RPC message, read leniently), when it
@@ -29,8 +35,9 @@ pub fn response_id(message: &[u8]) -> Option<String> {
     reader.response_id()
 }
 
-/// The longest `id` read (longer ones are no ids this reader gives).
-const MAX_ID_BYTES: usize = 1024;
+/// The longest `id` read (longer ones are no ids this reader gives): far more than any
+/// client's, and still a bound on what a message of any length costs.
+const MAX_ID_BYTES: usize = 64 << 10;
 
 /// The top level of one message read leniently as its bytes come (see the [module
 /// docs](self)), holding no more than its `id`.
@@ -58,11 +65,15 @@ pub struct TopReader {
     id_done: bool,
     /// A top-level `id` key was met: a later one is not read.
     id_met: bool,
+    /// The first bytes of a top-level `method`'s value while it is read (enough to
+    /// tell `null`).
+    method_value: Option<Vec<u8>>,
+    /// A top-level `method` other than `null` ended.
     method: bool,
-    /// The bytes pushed so far.
-    pushed: u64,
-    /// The offset of the byte at which the structure broke.
-    broken_at: Option<u64>,
+    /// A top-level `result` or `error` member began.
+    response_member: bool,
+    /// Once decided: the id the message answers, or none.
+    answer: Option<Option<Vec<u8>>>,
 }
 
 /// Where the reader is.
@@ -90,8 +101,6 @@ enum State {
 impl TopReader {
     /// The next bytes of the message.
     pub fn push(&mut self, mut bytes: &[u8]) {
-        let end = self.pushed + bytes.len() as u64;
-        self.pushed = end;
         while let Some((&byte, rest)) = bytes.split_first() {
             match self.state {
                 State::Broken => return,
@@ -116,40 +125,16 @@ impl TopReader {
                 },
                 _ => {
                     self.byte(byte);
-                    if self.state == State::Broken {
-                        self.broken_at = Some(end - bytes.len() as u64);
-                    }
                     bytes = rest;
                 }
             }
         }
     }
 
-    /// Where what was pushed stopped being one JSON object as far as structure goes
-    /// (a key without its colon, a bracket that closes nothing, a second value, or no
-    /// object at all), the offset of the byte that broke it: from there it is not JSON
-    /// either. The same in any chunking.
-    ///
-    /// ```
-    /// use backstop_jsonrpc::lenient::TopReader;
-    /// let mut reader = TopReader::default();
-    /// reader.push(br#"{"jsonrpc":"2.0","#);
-    /// assert_eq!(reader.broken_at(), None);
-    /// reader.push(br#""id""#);
-    /// reader.push(b"2}");
-    /// assert_eq!(reader.broken_at(), Some(21), "no colon");
-    /// ```
-    pub fn broken_at(&self) -> Option<u64> {
-        self.broken_at
-    }
-
-    /// The raw `id` once the whole message was pushed, when it names the request the
-    /// message answers (see the [module docs](self)).
+    /// The raw `id` of the request the message answers, once decided (see the
+    /// [module docs](self)).
     pub fn response_id(&self) -> Option<String> {
-        if !self.id_done || self.method {
-            return None;
-        }
-        let id = String::from_utf8(self.id.clone()?).ok()?;
+        let id = String::from_utf8(self.answer.clone()??).ok()?;
         serde_json::from_str::<&serde_json::value::RawValue>(&id).ok()?;
         Some(id)
     }
@@ -167,7 +152,12 @@ impl TopReader {
             }
             State::Key if byte == b'}' => State::End,
             State::KeyString { escaped: true } => self.key_byte(byte),
-            State::KeyString { escaped: false } if byte == b'"' => State::Colon,
+            State::KeyString { escaped: false } if byte == b'"' => {
+                let named = |name: &[u8]| !self.key_long && self.key == name;
+                self.response_member |= named(b"result") || named(b"error");
+                self.decide();
+                State::Colon
+            }
             State::KeyString { escaped: false } if byte == b'\\' => {
                 self.key_long = true; // an escaped key is not one this reader names
                 State::KeyString { escaped: true }
@@ -181,7 +171,9 @@ impl TopReader {
                 let id = named(b"id");
                 self.reading_id = id && !self.id_met;
                 self.id_met |= id;
-                self.method |= named(b"method");
+                if named(b"method") {
+                    self.method_value = Some(Vec::new());
+                }
                 if self.reading_id {
                     self.id = Some(Vec::new());
                     self.id_done = false;
@@ -191,6 +183,18 @@ impl TopReader {
             State::InValue { string, escaped } => self.value_byte(byte, string, escaped),
             _ => State::Broken,
         };
+    }
+
+    /// Decide what the message answers, if it can be decided now and was not yet.
+    fn decide(&mut self) {
+        if self.answer.is_some() {
+            return;
+        }
+        if self.method {
+            self.answer = Some(None);
+        } else if self.id_done && self.response_member {
+            self.answer = Some(self.id.clone());
+        }
     }
 
     fn key_byte(&mut self, byte: u8) -> State {
@@ -211,6 +215,16 @@ impl TopReader {
         if ends_scalar && self.reading_id {
             self.reading_id = false;
             self.id_done = true;
+            self.decide();
+        }
+        if ends_scalar && let Some(method) = self.method_value.take() {
+            self.method |= method != b"null";
+            self.decide();
+        }
+        if let Some(method) = &mut self.method_value
+            && method.len() < 5
+        {
+            method.push(byte);
         }
         if self.reading_id {
             let id = self.id.get_or_insert_with(Vec::new);
@@ -300,21 +314,36 @@ mod tests {
     fn b4_of_two_ids_the_first_is_read_as_a_streaming_reader_meets_it() {
         // Found by the fuzz target `events`: the long-message path decided on the
         // first id as it came, the whole-message path read the last.
-        assert_eq!(response_id(br#"{"id":5,"id":1,%c"#).as_deref(), Some("5"));
-        assert_eq!(
-            response_id(br#"{"id":5,"x":{"id":1},"id":2"#).as_deref(),
-            Some("5")
-        );
-        assert_eq!(
-            response_id(br#"{"id":x,"id":1}"#),
-            None,
-            "the first is no id"
-        );
-        assert_eq!(response_id(br#"{"id":1,"id":5}"#).as_deref(), Some("1"));
-        assert_eq!(
-            response_id(br#"{"id":1,"id":5,"id":6}"#).as_deref(),
-            Some("1")
-        );
+        let cases: [(&str, Option<&str>); 5] = [
+            (r#"{"id":5,"id":1,"result":0,%c"#, Some("5")),
+            (r#"{"id":5,"x":{"id":1},"id":2,"error":0"#, Some("5")),
+            (r#"{"id":x,"id":1,"result":0}"#, None), // the first is no id
+            (r#"{"id":1,"id":5,"result":0}"#, Some("1")),
+            (r#"{"result":0,"id":1,"id":5,"id":6}"#, Some("1")),
+        ];
+        for (message, id) in cases {
+            assert_eq!(response_id(message.as_bytes()).as_deref(), id, "{message}");
+        }
+    }
+
+    #[test]
+    fn b5_a_message_answers_as_a_streaming_reader_decides() {
+        // Found by the fuzz target `stream`: the long path decided at the point where
+        // the id and a `result` or `error` were read, the whole path on every member.
+        let cases: [(&str, Option<&str>); 9] = [
+            (r#"{"id":2,"result":{},"method":"x"}"#, Some("2")),
+            (r#"{"id":2,"result":{},"error":{}}"#, Some("2")),
+            (r#"{"result":null,"id":2}"#, Some("2")),
+            (r#"{"method":null,"id":2,"result":{}}"#, Some("2")),
+            (r#"{"method":"x","id":2,"result":{}}"#, None),
+            (r#"{"result":{},"method":"x","id":2}"#, None),
+            (r#"{"id":2,"method":"ping"}"#, None),
+            (r#"{"id":2,"method":null}"#, None),
+            (r#"{"id":2,"params":{}}"#, None),
+        ];
+        for (message, id) in cases {
+            assert_eq!(response_id(message.as_bytes()).as_deref(), id, "{message}");
+        }
     }
 
     #[test]
@@ -335,12 +364,13 @@ mod tests {
             None,
             "longer ids are none"
         );
-        let cases: [(&[u8], Option<&str>); 17] = [
+        let cases: [(&[u8], Option<&str>); 18] = [
             (b"{\"result\":\"\xff\",\"id\"=4}", None),
             (b"x\"id\":1,\"result\":{}}", None),
             (b"{x\":1,\"id\":2}", None),
             (b"{\"result\":\"\xff\",\"id\":3,}", Some("3")),
-            (b"{\"a\\\"b\":\"\xff\",\"id\":2}", Some("2")),
+            (b"{\"a\\\"b\":\"\xff\",\"id\":2,\"error\":0}", Some("2")),
+            (b"{\"a\\\"b\":\"\xff\",\"id\":2}", None),
             (
                 b"{\"id\":\"a\\\"b\",\"result\":\"\xff\xfe\"}",
                 Some("\"a\\\"b\""),
@@ -426,17 +456,6 @@ mod tests {
                 reader.push(piece);
             }
             prop_assert_eq!(reader.response_id(), response_id(&message));
-            let mut whole = TopReader::default();
-            whole.push(&message);
-            prop_assert_eq!(reader.broken_at(), whole.broken_at(), "broken at the same byte");
-            if let Some(at) = whole.broken_at() {
-                // The bytes before it are not broken; with it, they are.
-                let mut before = TopReader::default();
-                before.push(&message[..at as usize]);
-                prop_assert_eq!(before.broken_at(), None);
-                before.push(&message[at as usize..=at as usize]);
-                prop_assert_eq!(before.broken_at(), Some(at));
-            }
         }
 
         /// Whatever the bytes, it never panics.

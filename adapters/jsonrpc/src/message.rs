@@ -614,19 +614,31 @@ pub fn request_ids(body: &[u8]) -> Vec<String> {
     ids_of(body, |envelope| envelope.method.is_some())
 }
 
-/// The raw JSON ids of the responses in a server message or batch.
+/// The raw JSON ids of the requests a server message or batch answers, by the one
+/// rule every path keeps ([`crate::lenient`]: a message that is not strict JSON
+/// included, B4).
 ///
 /// ```
 /// let ids = backstop_jsonrpc::message::response_ids(br#"{"jsonrpc":"2.0","id":7,"result":{}}"#);
 /// assert_eq!(ids, ["7"]);
 /// let lone = backstop_jsonrpc::message::response_ids(br#"{"jsonrpc":"2.0","id":8,"result":"\ud83d"}"#);
 /// assert_eq!(lone, ["8"], "not strict JSON (B4)");
+/// let batch = br#"[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","id":2,"method":"ping"}]"#;
+/// assert_eq!(backstop_jsonrpc::message::response_ids(batch), ["1"], "a server's request answers nothing");
+/// let escaped = br#"{"jsonrpc":"2.0","id":3,"res\u0075lt":{}}"#;
+/// assert_eq!(backstop_jsonrpc::message::response_ids(escaped), ["3"], "a key serde_json decodes");
 /// ```
 pub fn response_ids(body: &[u8]) -> Vec<String> {
-    match batch_elements(body).is_none() && Envelope::parse(body).is_none() {
-        // Not strict JSON: its id read leniently (B4).
-        true => crate::lenient::response_id(body).into_iter().collect(),
-        false => ids_of(body, |envelope| envelope.is_response()),
+    let answered = |message: &[u8]| match Envelope::parse(message) {
+        Some(envelope) if envelope.is_response() => envelope.id.map(|id| id.get().to_owned()),
+        _ => crate::lenient::response_id(message),
+    };
+    match batch_elements(body) {
+        Some(elements) => elements
+            .iter()
+            .filter_map(|element| answered(element.get().as_bytes()))
+            .collect(),
+        None => answered(body).into_iter().collect(),
     }
 }
 

@@ -6,18 +6,19 @@
 //! `.data`, `.blob`, or the same in its `resource`) keeps only the ends a cut can keep
 //! under the keep policy of the call's tool (L16): its tail, its head, or both, as the
 //! core says ([`HeldEnds`], `Limit::held_ends`) — with its exact length counted; any
-//! other long string is dropped whole and the scan says so. The skeleton is valid JSON exactly when
-//! the message is: the dropped middles are checked as they pass (UTF-8, escapes, control
-//! characters, surrogate pairs — B4), and what is kept is read by serde_json later.
+//! other long string is dropped whole and the scan says so. The scan knows whether the
+//! message is JSON at the byte where it stops being JSON (B4): its grammar is read as
+//! the bytes come, and the dropped middles are checked as they pass (UTF-8, escapes,
+//! control characters, surrogate pairs).
 //!
 //! The scan also notes the top-level `id` and `method` as soon as they are complete, so
 //! that a message that cannot need a change can be sent on before its end.
 //!
-//! This file holds the scan's state and its entry points; the work is in three files
+//! This file holds the scan's state and its entry points; the work is in four files
 //! by job: `scan/lexer.rs` reads the bytes as JSON (structure, strings, escapes,
-//! UTF-8), `scan/run.rs` reads the plain runs of a long string 64 bytes at a time, and
-//! `scan/place.rs` decides where each string's bytes go (the skeleton, a held tail,
-//! or nowhere).
+//! UTF-8), `scan/scalar.rs` its numbers and literals, `scan/run.rs` the plain runs of a
+//! long string 64 bytes at a time, and `scan/place.rs` decides where each string's
+//! bytes go (the skeleton, a held tail, or nowhere).
 //!
 //! ```
 //! use backstop_jsonrpc::scan::Scan;
@@ -33,10 +34,12 @@
 use backstop_core::limit::{HeldEnds, Keep};
 
 use place::{Place, Ring, held_start};
+use scalar::Scalar;
 
 mod lexer;
 mod place;
 mod run;
+mod scalar;
 
 /// The most bytes the skeleton holds; past it the message is read whole if it is one
 /// that may need a change (B2 still bounds that), and sent on unread otherwise.
@@ -55,16 +58,16 @@ pub struct Scanned {
     pub dropped: bool,
     /// The skeleton is not held at all (it grew past [`MAX_SKELETON_BYTES`]).
     pub overflowed: bool,
-    /// The bytes are not valid JSON text (as far as strings go; serde_json checks the
-    /// rest of the skeleton).
+    /// The bytes are not valid JSON text: its grammar, read as they came, strings,
+    /// numbers and literals included.
     pub invalid: bool,
     /// Where and why the scan found them not to be JSON, when it did.
     pub broken: Option<Broken>,
     /// The message is a JSON array (a batch).
     pub batch: bool,
-    /// The top-level `id`, as raw JSON.
+    /// The first top-level `id`, as raw JSON.
     pub id: Option<Vec<u8>>,
-    /// The top-level `method`, as raw JSON.
+    /// The top-level `method`, as raw JSON (none when it is `null`).
     pub method: Option<Vec<u8>>,
 }
 
@@ -111,14 +114,25 @@ pub struct Hole {
     pub in_task_state: bool,
 }
 
+/// What the next byte outside a string may be (SPEC B4: anything else is where the
+/// message stops being JSON).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Expect {
-    /// An object's key (or its end).
+    /// An object's first key, or its end (after `{`).
+    KeyOrEnd,
+    /// An object's key (after `,`).
     Key,
-    /// A value (after `:` or in an array, or at the top).
+    /// The `:` after a key.
+    Colon,
+    /// A value (after `:`, after `,` in an array, or at the top).
     Value,
-    /// A `,` or the container's end.
+    /// An array's first value, or its end (after `[`).
+    ValueOrEnd,
+    /// A `,` or the container's end; at the top, once the message's value ended,
+    /// only whitespace.
     Next,
+    /// Inside a number or literal.
+    Scalar(Scalar),
 }
 
 /// An open object or array, innermost last on the scan's stack.
@@ -208,6 +222,7 @@ pub struct Scan {
     offsets: Offsets,
     batch: bool,
     result: bool,
+    error: bool,
     /// Value strings below the top level are skipped, not read ([`Scan::skim`]).
     skimming: bool,
 }
@@ -280,11 +295,12 @@ impl Scan {
             offsets: Offsets::default(),
             batch: false,
             result: false,
+            error: false,
             skimming: false,
         }
     }
 
-    /// The top-level `id` once its value is complete.
+    /// The first top-level `id` once its value is complete.
     pub fn top_id(&self) -> Option<&[u8]> {
         self.id.as_deref()
     }
@@ -294,7 +310,13 @@ impl Scan {
         self.result
     }
 
-    /// The top-level `method` once its value is complete, as raw JSON.
+    /// Whether a top-level `error` member has begun.
+    pub fn top_error(&self) -> bool {
+        self.error
+    }
+
+    /// The top-level `method` once its value is complete, as raw JSON (a `method`
+    /// that is `null` is none).
     pub fn top_method(&self) -> Option<&[u8]> {
         self.method.as_deref()
     }
@@ -387,8 +409,8 @@ impl Scan {
 
     /// From here on, follow only the message's structure: value strings below the top
     /// level are skipped to their closing quote, 64 bytes at a time, not checked, held
-    /// or counted. For a message sent on as it comes whose top-level `id` is still to
-    /// be read: what is then found (the id, the skeleton, whether it is valid) is as
+    /// or counted. For a message of which only its top-level `id`, still to come, is
+    /// wanted: what is then found (the id, the skeleton, whether it is valid) is as
     /// good as the structure alone can say.
     ///
     /// ```
@@ -422,12 +444,26 @@ impl Scan {
         self.broken.get_or_insert(Broken { at: offset, why });
     }
 
+    /// Why the message, if it ended here, would not be JSON: something is still open,
+    /// or there is nothing at all.
+    fn unfinished(&self) -> Option<&'static str> {
+        if self.string.is_some() {
+            Some("it ends inside a string")
+        } else if matches!(self.expect, Expect::Scalar(scalar) if !scalar.complete()) {
+            Some(scalar::NOT_A_SCALAR)
+        } else if !self.stack.is_empty() {
+            Some("it ends before its objects and arrays close")
+        } else {
+            (!self.started).then_some("it holds no value")
+        }
+    }
+
     /// The end of the message.
     pub fn finish(mut self) -> Scanned {
-        if !self.invalid && self.string.is_some() {
-            self.break_at(self.at, "it ends inside a string");
-        } else if !self.invalid && !self.stack.is_empty() {
-            self.break_at(self.at, "it ends before its objects and arrays close");
+        if !self.invalid
+            && let Some(why) = self.unfinished()
+        {
+            self.break_at(self.at, why);
         }
         let mut skeleton = Vec::new();
         let mut holes = Vec::new();

@@ -655,11 +655,8 @@ impl Shaper {
     /// assert!(shaper.pending().is_empty());
     /// ```
     pub fn answered_unread(&mut self, id: &[u8]) {
-        let id = serde_json::from_slice::<&RawValue>(id)
-            .ok()
-            .and_then(RequestId::from_raw);
-        if let Some(id) = id {
-            self.machine.forget(&id.into());
+        if let Some(id) = request_id(id) {
+            self.machine.forget(&id);
         }
     }
 
@@ -681,11 +678,8 @@ impl Shaper {
     pub fn answer_requests(&mut self, ids: &[String], error: &ProtocolError) -> Vec<Vec<u8>> {
         ids.iter()
             .map(|id_json| {
-                let id = serde_json::from_str::<&RawValue>(id_json)
-                    .ok()
-                    .and_then(RequestId::from_raw);
-                if let Some(id) = id {
-                    self.machine.answer_here(&id.into());
+                if let Some(id) = request_id(id_json.as_bytes()) {
+                    self.machine.answer_here(&id);
                 }
                 error_response(id_json, error)
             })
@@ -743,11 +737,8 @@ impl Shaper {
         let Some(raw) = id else {
             return self.machine.passes_early(None, None, result);
         };
-        let id = serde_json::from_slice::<&RawValue>(raw)
-            .ok()
-            .and_then(RequestId::from_raw);
-        match id {
-            Some(id) => self.machine.passes_early(Some(&id.into()), None, result),
+        match request_id(raw) {
+            Some(id) => self.machine.passes_early(Some(&id), None, result),
             None => false,
         }
     }
@@ -766,10 +757,7 @@ impl Shaper {
     /// assert_eq!(shaper.held_ends(None), limit.held_ends(None));
     /// ```
     pub fn held_ends(&self, id: Option<&[u8]>) -> HeldEnds {
-        let id = id
-            .and_then(|raw| serde_json::from_slice::<&RawValue>(raw).ok())
-            .and_then(RequestId::from_raw)
-            .map(machine::RequestId::from);
+        let id = id.and_then(request_id);
         let tool = id.as_ref().and_then(|id| self.machine.pending_tool(id));
         self.machine.limit().held_ends(tool)
     }
@@ -821,8 +809,10 @@ impl Shaper {
             false => Envelope::parse(&scanned.skeleton),
         };
         let Some(envelope) = envelope.filter(Envelope::is_response) else {
-            // Not a response we can read: only its id can say it needs nothing.
-            return match self.passes_early(scanned.id.as_deref(), None, false) {
+            // Not a response we can read: only its id can say it needs nothing; which
+            // request it answers, if any, the stream's lenient reader says (B4, A0).
+            let id = scanned.id.as_deref().and_then(request_id);
+            return match id.is_some_and(|id| self.machine.answer_passes(&id, false)) {
                 true => unchanged,
                 false => LongDecision::NeedsWhole,
             };
@@ -941,6 +931,14 @@ impl Shaper {
             }
         }
         if !envelope.is_response() {
+            // Sent as it came, it may still answer a request (an `id` with a `result`
+            // or `error`, and a `method` only after them): by the rule every path
+            // keeps (B4, A0: `crate::lenient`).
+            if envelope.id.is_some()
+                && let Some(id) = crate::lenient::response_id(bytes)
+            {
+                self.answered_unread(id.as_bytes());
+            }
             return Some(Forward::Unchanged);
         }
         let Some(id) = envelope.request_id().map(machine::RequestId::from) else {
@@ -982,6 +980,12 @@ impl Shaper {
 /// The outcome a task's state carries (its `result`), as held.
 fn outcome_of(state: &Value) -> Option<ToolResult> {
     ToolResult::from_value(state.get("result")?.clone()).ok()
+}
+
+/// The request id the raw JSON `raw` is, if it is one (a number or a string).
+fn request_id(raw: &[u8]) -> Option<machine::RequestId> {
+    let raw = serde_json::from_slice::<&RawValue>(raw).ok()?;
+    RequestId::from_raw(raw).map(machine::RequestId::from)
 }
 
 /// The bytes to send for the machine's answer, under the id as the server wrote it

@@ -201,14 +201,14 @@ pub struct LongMessage {
 
 #[derive(Debug)]
 enum LongState {
-    /// Sending the rest as it comes; still scanning it when its `id`, which comes
-    /// later, is to be known (the request it answers is then no longer pending).
-    Passing(Option<Box<Scan>>),
+    /// Sending the rest as it comes (the lenient reader says at its end which
+    /// request it answers, if that was not known when it began to pass).
+    Passing,
     /// Scanning, the framed bytes held.
     Scanning {
         scan: Box<Scan>,
         /// What was known when the shaper was last asked whether it may pass.
-        asked: (bool, bool, bool),
+        asked: Known,
     },
     /// What was held could not be kept (B5) and the message cannot pass: read on only
     /// for its `id` (if it is still to come), nothing sent.
@@ -216,6 +216,34 @@ enum LongState {
     /// An answer cut without being held (B3, B4: `Shaper::cuts_unheld`): scanned,
     /// nothing held, the cut made at its end from what the scan kept.
     Cutting(Box<Scan>),
+}
+
+/// What the scan of a long message knows of its top level: whether its `id` and
+/// `method` were read whole, and whether its `result` or `error` member began.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Known {
+    id: bool,
+    method: bool,
+    result: bool,
+    error: bool,
+}
+
+impl Known {
+    fn of(scan: &Scan) -> Self {
+        Self {
+            id: scan.top_id().is_some(),
+            method: scan.top_method().is_some(),
+            result: scan.top_result(),
+            error: scan.top_error(),
+        }
+    }
+
+    /// Whether the shaper can be asked if the message passes: an `id` alone does not
+    /// say it is a response (a server's request may carry the id of a client's, B5);
+    /// its `result`, `error` or `method` does.
+    fn decided(self) -> bool {
+        !self.id || self.method || self.result || self.error
+    }
 }
 
 impl LongMessage {
@@ -236,7 +264,7 @@ impl LongMessage {
             state: LongState::Scanning {
                 // The tool is not known before the id: hold what any policy keeps.
                 scan: Box::new(Scan::holding(shaper.held_ends(None))),
-                asked: (false, false, false),
+                asked: Known::default(),
             },
             answers: None,
             bytes: 0,
@@ -287,11 +315,8 @@ impl LongMessage {
             self.top.push(message);
         }
         let (scan, asked) = match &mut self.state {
-            LongState::Passing(scan) => {
+            LongState::Passing => {
                 sink.send(framed);
-                if let Some(scan) = scan {
-                    scan.push(message);
-                }
                 return;
             }
             LongState::Lost(scan) => {
@@ -307,15 +332,9 @@ impl LongMessage {
             LongState::Scanning { scan, asked } => (scan, asked),
         };
         scan.push(message);
-        // Where the message stopped being one JSON object as far as structure goes (a
-        // key without its colon, say; a batch is not one object, and the scan reads
-        // it): not JSON from there (B4), whatever the scan, which checks strings and
-        // brackets, not colons and commas, made of it.
-        let broken_at = self.top.broken_at().filter(|_| !scan.is_batch());
         let min = self.unheld_from.max(shaper.limit().max_bytes() as u64);
         if let Some(at) = scan.unheld_from(min)
             && at < self.bytes
-            && broken_at.is_none_or(|broken| at < broken)
             && let Some(id) = scan.top_id()
             && shaper.cuts_unheld(id, at + 1)
         {
@@ -324,56 +343,49 @@ impl LongMessage {
             scan.hold_ends(shaper.held_ends(Some(id)));
             sink.discard();
             if let LongState::Scanning { scan, .. } =
-                std::mem::replace(&mut self.state, LongState::Passing(None))
+                std::mem::replace(&mut self.state, LongState::Passing)
             {
                 self.state = LongState::Cutting(scan);
             }
             return;
         }
         sink.hold(framed);
-        let known = (
-            scan.top_id().is_some(),
-            scan.top_method().is_some(),
-            scan.top_result(),
-        );
-        // Not JSON (a structure broken too): it passes at once; the lenient reader says
-        // at its end which request it answers, as on the whole-line path.
-        let invalid = scan.is_invalid() || broken_at.is_some();
+        let known = Known::of(scan);
+        // Not JSON: it passes at once; the lenient reader says at its end which request
+        // it answers, as on the whole-line path.
+        let invalid = scan.is_invalid();
         if !invalid && known == *asked {
             return;
         }
-        if known.0 && !asked.0 {
+        if known.id && !asked.id {
             // The id says which call this answers: hold what its tool's policy keeps.
             scan.hold_ends(shaper.held_ends(scan.top_id()));
         }
         *asked = known;
-        if !invalid && !shaper.passes_early(scan.top_id(), scan.top_method(), scan.top_result()) {
+        if !invalid
+            && (!known.decided()
+                || !shaper.passes_early(scan.top_id(), scan.top_method(), scan.top_result()))
+        {
             return;
         }
         if sink.held_lost() {
             // It would pass from here, but its start is not held: it cannot (B5).
             sink.discard();
             if let LongState::Scanning { mut scan, .. } =
-                std::mem::replace(&mut self.state, LongState::Passing(None))
+                std::mem::replace(&mut self.state, LongState::Passing)
             {
                 scan.skim();
                 self.state = LongState::Lost(scan);
             }
             return;
         }
-        // Not JSON, its request is known only at its end (B4: read leniently).
-        if !invalid && !known.1 {
+        // An answer passing (`passes_early` ended its request); otherwise, its request
+        // is known only at its end (B4: read leniently).
+        if !invalid && !known.method {
             self.answers = scan.top_id().map(<[u8]>::to_vec);
         }
         sink.release();
-        let scan_on = !invalid && known == (false, false, true);
-        if let LongState::Scanning { mut scan, .. } =
-            std::mem::replace(&mut self.state, LongState::Passing(None))
-        {
-            // Only its id is still to be read: its strings are skipped, not checked.
-            scan.skim();
-            self.state = LongState::Passing(scan_on.then_some(scan));
-        }
+        self.state = LongState::Passing;
     }
 
     /// The end of the message: sent, or decided and sent. The raw JSON ids of the
@@ -390,18 +402,11 @@ impl LongMessage {
             .filter_map(|id| String::from_utf8(id.clone()).ok())
             .collect();
         match self.state {
-            LongState::Passing(scan) => {
+            LongState::Passing => {
                 frame.end_original(sink);
-                match scan.map(|scan| scan.finish()) {
-                    Some(scanned) if !scanned.invalid => {
-                        shaper.passes_early(scanned.id.as_deref(), None, true);
-                        answers.extend(scanned.id.and_then(|id| String::from_utf8(id).ok()));
-                    }
-                    // Not JSON, its id not known when it began to pass (B4).
-                    _ if self.answers.is_none() => {
-                        answers.extend(answered_leniently(&self.top, shaper));
-                    }
-                    _ => {}
+                if self.answers.is_none() {
+                    // Its id, or whether it is an answer, not known when it began to pass.
+                    answers.extend(answered_leniently(&self.top, shaper));
                 }
             }
             LongState::Lost(scan) => {
@@ -415,15 +420,23 @@ impl LongMessage {
             }
             LongState::Scanning { scan, .. } => {
                 let scanned = scan.finish();
-                match scanned.invalid {
-                    true => answers.extend(answered_leniently(&self.top, shaper)),
+                let decision = shaper.long_server_message(&scanned);
+                // Sent as it came (not JSON, or needing no change): the lenient reader
+                // says which request it answers, by the rule every path keeps (B4, A0).
+                let as_it_came = matches!(&decision,
+                    LongDecision::Route(route) if route.forward == Some(Forward::Unchanged));
+                match as_it_came {
+                    true => answers.extend(
+                        answered_leniently(&self.top, shaper)
+                            .or_else(|| answered_strictly(&scanned)),
+                    ),
                     false if scanned.method.is_none() => {
                         answers.extend(scanned.id.clone().and_then(|id| String::from_utf8(id).ok()))
                     }
                     false => {}
                 }
                 let lost = sink.held_lost();
-                match shaper.long_server_message(&scanned) {
+                match decision {
                     // The rewritten message needs nothing held.
                     LongDecision::Route(route)
                         if !lost || route.forward != Some(Forward::Unchanged) =>
@@ -453,12 +466,25 @@ impl LongMessage {
     }
 }
 
-/// The id of a message that is not JSON, read leniently (`top`), if it is a response:
-/// its request is answered by it (B4).
+/// The id of the request a message sent as it came answers, read leniently (`top`),
+/// if it is a response: its request is answered by it (B4).
 fn answered_leniently(top: &TopReader, shaper: &mut Shaper) -> Option<String> {
     let id = top.response_id()?;
     shaper.answered_unread(id.as_bytes());
     Some(id)
+}
+
+/// The id of a response only serde_json reads as one (a key written with escapes, an
+/// id longer than the lenient reader reads): the shaper ended its request as it read
+/// the skeleton, so it is answered too.
+fn answered_strictly(scanned: &Scanned) -> Option<String> {
+    if scanned.invalid || scanned.overflowed {
+        return None;
+    }
+    let envelope = crate::message::Envelope::parse(&scanned.skeleton)?;
+    envelope
+        .is_response()
+        .then(|| envelope.id.map(|id| id.get().to_owned()))?
 }
 
 /// The error a response is answered with when what was held of it could not be kept

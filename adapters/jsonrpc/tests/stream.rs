@@ -333,6 +333,67 @@ proptest! {
     }
 }
 
+/// The pieces of JSON's structure, numbers and literals (whole and cut short).
+const STRUCTURE_TOKENS: [&[u8]; 17] = [
+    b"{", b"}", b"[", b"]", b":", b",", b" ", br#""id""#, br#""a""#, b"1", b"-", b"0", b".5",
+    b"e+2", b"true", b"nul", b"\n",
+];
+
+/// Any JSON value, to be broken by a token more or a byte less.
+fn json_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::from),
+        any::<i64>().prop_map(Value::from),
+        (-1e6f64..1e6).prop_map(Value::from),
+        "[a-z\"]{0,4}".prop_map(Value::from),
+    ];
+    leaf.prop_recursive(4, 24, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::from),
+            prop::collection::btree_map("[a-z]{0,3}", inner, 0..4)
+                .prop_map(|members| Value::Object(members.into_iter().collect())),
+        ]
+    })
+}
+
+proptest! {
+    /// B4 for structure, numbers and literals: a JSON value with a token inserted or
+    /// a byte removed, or any run of tokens — the scan calls it invalid exactly when
+    /// serde_json refuses it, and where it broke is the same in any chunking. (The
+    /// fuzz target `stream` found a second colon, `"id"::2`, read as JSON.)
+    #[test]
+    fn scan_agrees_with_serde_on_structure(
+        value in json_value(),
+        pretty in any::<bool>(),
+        edit in prop::option::of((any::<prop::sample::Index>(), prop::option::of(0..STRUCTURE_TOKENS.len()))),
+        tokens in prop::collection::vec(0..STRUCTURE_TOKENS.len(), 0..24),
+        sizes in prop::collection::vec(1usize..9, 1..4),
+    ) {
+        let mut line = match pretty {
+            true => serde_json::to_vec_pretty(&value).unwrap(),
+            false => serde_json::to_vec(&value).unwrap(),
+        };
+        match edit {
+            Some((at, Some(token))) => {
+                let at = at.index(line.len() + 1);
+                line.splice(at..at, STRUCTURE_TOKENS[token].iter().copied());
+            }
+            Some((at, None)) => {
+                line.remove(at.index(line.len()));
+            }
+            None => line = tokens.iter().flat_map(|&t| STRUCTURE_TOKENS[t].to_vec()).collect(),
+        }
+        let strict = serde_json::from_slice::<&serde_json::value::RawValue>(&line).is_ok();
+        let scan = scanned(&line, &sizes);
+        prop_assert_eq!(!scan.invalid, strict, "{}", String::from_utf8_lossy(&line));
+        prop_assert_eq!(scan.broken, scanned(&line, &[line.len().max(1)]).broken);
+        if !scan.invalid {
+            prop_assert_eq!(&scan.skeleton, &line);
+        }
+    }
+}
+
 const RAW_TOKENS: [&[u8]; 14] = [
     b"a",
     br"\ud83d",
@@ -1068,26 +1129,83 @@ fn b5_a_long_late_answer_to_a_request_answered_here_is_dropped() {
     }
 }
 
-/// B4, A0: a long message whose structure breaks before its `id` (a key without its
-/// colon) is not JSON: it passes as it came and answers no request, on the long path
-/// as on the whole-line path. The scan, which checks strings and brackets but not
-/// colons, read its `id` and let it answer the `resources/read` (found by the fuzz
-/// target `stream`).
+/// B4, B5 (A0): a long message answers the request the whole-line path says it
+/// answers — by the one rule (`backstop_jsonrpc::lenient`): its `id` and then a
+/// `result` or `error` with no `method` before them — and is sent as it came, in any
+/// chunking. Found by the fuzz target `stream`: the scan read structure that is not
+/// JSON (a key without its colon, a second colon, a value after a value) as JSON and
+/// let its `id` answer the `resources/read`; it took a `method` that is `null` for
+/// one; and it let an answer end its request on its `id` alone, or before a `method`
+/// or a second member the whole path reads — a server's request carrying the id of a
+/// client's ended that client request.
 #[test]
-fn b4_a_message_broken_before_its_id_answers_nothing_on_either_path() {
+fn b5_a_long_message_answers_what_the_whole_line_path_says_it_answers() {
     let big = "line of output\\n".repeat(100);
-    let line =
-        format!(r#"{{"jsonrpc:""2.0","id":2,"result":{{"contents":[{{"text":"{big}"}}]}}}}"#);
-    let whole = {
-        let mut shaper = shaper(2_000);
-        let sent = shaper.route_server_message(line.as_bytes());
-        assert_eq!(sent.forward, Some(backstop_jsonrpc::Forward::Unchanged));
-        shaper.pending().len()
-    };
-    assert_eq!(whole, 2, "nothing answered");
-    for size in [line.len(), 40, 3] {
-        let mut shaper = shaper(2_000);
-        let (sent, _) = {
+    let result = format!(r#"{{"contents":[{{"text":"{big}"}}]}}"#);
+    // The message, and whether it answers the `resources/read` (id 2).
+    let cases = [
+        (
+            format!(r#"{{"jsonrpc:""2.0","id":2,"result":{result}}}"#),
+            false,
+        ),
+        (
+            format!(r#"{{"jsonrpc":"2.0","id"::2,"result":{result}}}"#),
+            false,
+        ),
+        (
+            format!(r#"{{"jsonrpc":"2.0","id":2:3,"result":{result}}}"#),
+            false,
+        ),
+        (
+            format!(r#"{{"jsonrpc":"2.0","id":2 3,"result":{result}}}"#),
+            true, // read leniently: the id ends at the space
+        ),
+        (
+            format!(r#"{{"jsonrpc":"2.0","id":-,"result":{result}}}"#),
+            false,
+        ),
+        (
+            format!(r#"{{"jsonrpc":"2.0","method":null,"id":2,"result":{result}}}"#),
+            true,
+        ),
+        (
+            format!(r#"{{"jsonrpc":"2.0","id":2,"result":{result},"method":"x"}}"#),
+            true,
+        ),
+        (
+            format!(r#"{{"jsonrpc":"2.0","id":2,"result":{result},"error":{{}}}}"#),
+            true,
+        ),
+        (
+            format!(r#"{{"jsonrpc":"2.0","id":2,"result":{result},"id":1}}"#),
+            true,
+        ),
+        (
+            format!(r#"{{"jsonrpc":"2.0","result":{result},"method":"x","id":2}}"#),
+            false,
+        ),
+        (
+            format!(
+                r#"{{"jsonrpc":"2.0","id":2,"method":"sampling/createMessage","params":{result}}}"#
+            ),
+            false,
+        ),
+        (
+            format!(r#"{{"jsonrpc":"2.0","id":2,"result":{result}}} x"#),
+            true,
+        ),
+    ];
+    for (line, answers) in cases {
+        let mut whole = shaper(2_000);
+        let sent = whole.route_server_message(line.as_bytes());
+        assert_eq!(
+            sent.forward,
+            Some(backstop_jsonrpc::Forward::Unchanged),
+            "{line}"
+        );
+        assert_eq!(whole.pending().len(), if answers { 1 } else { 2 }, "{line}");
+        for size in [line.len(), 40, 3] {
+            let mut shaper = shaper(2_000);
             let mut stream = ServerStream::new(16);
             let mut sink = MemorySink::default();
             for chunk in line.as_bytes().chunks(size) {
@@ -1095,11 +1213,72 @@ fn b4_a_message_broken_before_its_id_answers_nothing_on_either_path() {
             }
             stream.push(&mut shaper, b"\n", &mut sink);
             stream.finish(&mut shaper, &mut sink);
-            (sink.sent, sink.read_whole)
-        };
-        assert_eq!(sent, [line.as_bytes(), b"\n"].concat(), "reads of {size}");
-        assert_eq!(shaper.pending().len(), whole, "reads of {size}");
+            assert_eq!(
+                sink.sent,
+                [line.as_bytes(), b"\n"].concat(),
+                "reads of {size}: {line}"
+            );
+            let ids = |shaper: &Shaper| -> Vec<String> {
+                let mut ids: Vec<String> =
+                    shaper.pending().iter().map(|r| r.id_json.clone()).collect();
+                ids.sort();
+                ids
+            };
+            assert_eq!(ids(&shaper), ids(&whole), "reads of {size}: {line}");
+        }
     }
+}
+
+/// B3, B5: a long answer whose request needs no change passes as it comes once its
+/// `id` and its `result` — or its `error` — are read, not held to its end; an `id`
+/// alone does not say the message is an answer (a server's request may carry it), and
+/// an error a resource read's answer maps (P1) is held.
+#[test]
+fn b3_a_long_answer_passes_once_its_id_and_result_or_error_are_read() {
+    let cases = [
+        ("5", "result", true),
+        ("5", "error", true),
+        ("5", "params", false),
+        ("2", "result", true),
+        ("2", "error", false),
+    ];
+    for (id, member, passes) in cases {
+        let mut shaper = shaper(2_000);
+        shaper.client_message(
+            br#"{"jsonrpc":"2.0","id":5,"method":"prompts/get","params":{"name":"p"}}"#,
+        );
+        let mut sink = MemorySink::default();
+        let mut long = LongMessage::new(&shaper);
+        let head = format!(r#"{{"jsonrpc":"2.0","id":{id},"{member}":{{"message":""#);
+        long.push(&mut shaper, head.as_bytes(), head.as_bytes(), &mut sink);
+        match passes {
+            true => assert_eq!(sink.sent, head.as_bytes(), "{id} {member}: passing"),
+            false => assert!(sink.sent.is_empty(), "{id} {member}: held"),
+        }
+        assert_eq!(
+            shaper.pending().len(),
+            3 - usize::from(passes),
+            "{id} {member}"
+        );
+    }
+}
+
+/// B5: a long answer only serde_json reads as one (its `result` key written with an
+/// escape, which the lenient reader does not decode) ends its request, and the long
+/// path says it answered it: the HTTP modes make up an error for a request a stream
+/// leaves unanswered, which would be a second answer.
+#[test]
+fn b5_a_long_answer_only_serde_json_reads_as_one_is_said_to_answer() {
+    let big = "x".repeat(3_000);
+    let line =
+        format!(r#"{{"jsonrpc":"2.0","id":2,"res\u0075lt":{{"contents":[{{"text":"{big}"}}]}}}}"#);
+    let mut shaper = shaper(2_000);
+    let mut sink = MemorySink::default();
+    let mut long = LongMessage::new(&shaper);
+    long.push(&mut shaper, line.as_bytes(), line.as_bytes(), &mut sink);
+    assert_eq!(long.end(&mut shaper, &mut LineFrame, &mut sink), ["2"]);
+    assert_eq!(sink.sent, [line.as_bytes(), b"\n"].concat());
+    assert_eq!(shaper.pending().len(), 1, "the resources/read answered");
 }
 
 /// B3, B4: an escape cut by the end of a read, not decided yet, keeps an answer held

@@ -929,11 +929,32 @@ impl SessionMachine {
                 && !self.may_drop_answers()
                 && !self.pending.iter().any(|r| r.answer_matters(true));
         };
-        let passes = !self.answer_matters(id, result) && !self.drops_answer(id);
+        let passes = self.answer_passes(id, result);
         if passes {
             self.pending.remove(id);
         }
         passes
+    }
+
+    /// Whether an answer to `id` (a result, or an error) may be sent as it came: it
+    /// needs no change and is not one to drop (B5). Unlike
+    /// [`passes_early`](Self::passes_early), it leaves the request pending: for an
+    /// adapter that sends a message it could not read as a response, whose reading
+    /// says later which request it answers.
+    ///
+    /// ```
+    /// use std::time::Instant;
+    /// use backstop_core::machine::{ClientRequest, RequestId, SessionMachine};
+    /// let mut machine = SessionMachine::default();
+    /// let read = RequestId::Number("4".into());
+    /// machine.client_request(ClientRequest::new(read.clone(), "4", "resources/read"), false, Instant::now());
+    /// assert!(machine.answer_passes(&read, true));
+    /// assert_eq!(machine.pending().len(), 1, "still pending");
+    /// machine.answer_here(&read);
+    /// assert!(!machine.answer_passes(&read, true), "answered here: dropped");
+    /// ```
+    pub fn answer_passes(&self, id: &RequestId, result: bool) -> bool {
+        !self.answer_matters(id, result) && !self.drops_answer(id)
     }
 
     /// Whether the answer to `id`, a result of which `bytes` have come, is one an

@@ -7,7 +7,7 @@
 
 use backstop_core::limit::may_start_serialization;
 
-use super::{Container, Expect, Key, Place, Scan, Str, TopKey, run};
+use super::{Container, Expect, Key, Place, Scalar, Scan, Str, TopKey, run, scalar};
 
 /// The deepest nesting scanned; deeper is more than serde_json reads (its limit is
 /// 128), so such a message is not one the shaper can change.
@@ -34,6 +34,18 @@ fn plain_start(raw: &[u8]) -> Option<bool> {
     Some(!may_start_serialization(first, b'{') && !may_start_serialization(first, b'['))
 }
 
+/// Why a byte that is not JSON where it came is not, by what was expected there (`top`:
+/// no object or array is open).
+fn unexpected(expect: Expect, top: bool) -> &'static str {
+    match expect {
+        Expect::Key | Expect::KeyOrEnd => "a byte where an object's key must be",
+        Expect::Colon => "a byte where a colon must be",
+        Expect::Next if top => "more after the message's end",
+        Expect::Next => "a byte where a comma or a closing bracket must be",
+        Expect::Value | Expect::ValueOrEnd | Expect::Scalar(_) => "a byte where a value must be",
+    }
+}
+
 /// A string's bytes are checked and held in segments of about this size.
 const SEGMENT_BYTES: usize = 64 << 10;
 
@@ -42,74 +54,88 @@ const SEGMENT_BYTES: usize = 64 << 10;
 const RUN_OVERSHOOT: usize = 256;
 
 impl Scan {
-    /// Bytes outside strings, up to and including a `"` that opens one.
+    /// Bytes outside strings, up to and including a `"` that opens one: the structure
+    /// read as JSON's grammar has it, byte by byte (B4: the first byte it does not
+    /// allow is where the message stops being JSON).
     pub(super) fn structure_bytes(&mut self, bytes: &[u8]) -> usize {
         for (i, &byte) in bytes.iter().enumerate() {
-            match byte {
-                b' ' | b'\t' | b'\r' | b'\n' => continue,
-                _ => {}
+            if let Expect::Scalar(scalar) = self.expect {
+                if let Some(next) = scalar.next(byte) {
+                    self.expect = Expect::Scalar(next);
+                    continue;
+                }
+                if !scalar.complete() {
+                    self.break_at(self.at + i as u64, scalar::NOT_A_SCALAR);
+                    return bytes.len();
+                }
+                self.expect = Expect::Next;
+            }
+            if matches!(byte, b' ' | b'\t' | b'\r' | b'\n') {
+                continue;
             }
             if !self.started {
                 self.started = true;
                 self.batch = byte == b'[';
             }
-            if self.expect == Expect::Value && self.stack.len() == 1 && byte != b'"' {
+            let value = matches!(self.expect, Expect::Value | Expect::ValueOrEnd);
+            if value && self.stack.len() == 1 && byte != b'"' {
                 self.note_top_value(self.skeleton.len() + i);
             }
-            match byte {
-                b'"' => {
+            let next = match (self.expect, byte) {
+                (Expect::Key | Expect::KeyOrEnd, b'"')
+                | (Expect::Value | Expect::ValueOrEnd, b'"') => {
                     self.keep(&bytes[..=i]);
                     self.open_string(self.at + i as u64);
                     return i + 1;
                 }
-                b'{' | b'[' => {
-                    if self.expect != Expect::Value || self.stack.len() >= MAX_DEPTH {
-                        let why = match self.expect {
-                            Expect::Value => "objects and arrays nested too deep",
-                            _ => "an object or array where no value may be",
-                        };
-                        self.break_at(self.at + i as u64, why);
-                        return bytes.len();
-                    }
-                    self.stack.push(if byte == b'{' {
-                        Container::Object {
-                            key: Key::default(),
-                        }
-                    } else {
-                        Container::Array { index: 0 }
+                (Expect::Value | Expect::ValueOrEnd, b'{' | b'[')
+                    if self.stack.len() >= MAX_DEPTH =>
+                {
+                    Err("objects and arrays nested too deep")
+                }
+                (Expect::Value | Expect::ValueOrEnd, b'{') => {
+                    self.stack.push(Container::Object {
+                        key: Key::default(),
                     });
-                    self.expect = if byte == b'{' {
-                        Expect::Key
-                    } else {
-                        Expect::Value
-                    };
+                    Ok(Expect::KeyOrEnd)
                 }
-                b'}' | b']' => {
-                    let closes = matches!(
-                        (self.stack.last(), byte),
-                        (Some(Container::Object { .. }), b'}')
-                            | (Some(Container::Array { .. }), b']')
-                    );
-                    if !closes {
-                        self.break_at(self.at + i as u64, "a bracket that closes nothing open");
-                        return bytes.len();
+                (Expect::Value | Expect::ValueOrEnd, b'[') => {
+                    self.stack.push(Container::Array { index: 0 });
+                    Ok(Expect::ValueOrEnd)
+                }
+                (Expect::Next | Expect::KeyOrEnd, b'}')
+                | (Expect::Next | Expect::ValueOrEnd, b']') => match (self.stack.last(), byte) {
+                    (Some(Container::Object { .. }), b'}')
+                    | (Some(Container::Array { .. }), b']') => {
+                        self.end_top_value(i, bytes);
+                        self.stack.pop();
+                        Ok(Expect::Next)
                     }
-                    self.end_top_value(i, bytes);
-                    self.stack.pop();
-                    self.expect = Expect::Next;
-                }
-                b':' => self.expect = Expect::Value,
-                b',' => {
+                    _ => Err("a bracket that closes nothing open"),
+                },
+                (Expect::Colon, b':') => Ok(Expect::Value),
+                (Expect::Next, b',') if !self.stack.is_empty() => {
                     self.end_top_value(i, bytes);
                     match self.stack.last_mut() {
                         Some(Container::Array { index }) => {
                             *index += 1;
-                            self.expect = Expect::Value;
+                            Ok(Expect::Value)
                         }
-                        _ => self.expect = Expect::Key,
+                        _ => Ok(Expect::Key),
                     }
                 }
-                _ => self.expect = Expect::Next,
+                (Expect::Value | Expect::ValueOrEnd, _) => match Scalar::start(byte) {
+                    Some(scalar) => Ok(Expect::Scalar(scalar)),
+                    None => Err("a byte where a value must be"),
+                },
+                (expect, _) => Err(unexpected(expect, self.stack.is_empty())),
+            };
+            match next {
+                Ok(next) => self.expect = next,
+                Err(why) => {
+                    self.break_at(self.at + i as u64, why);
+                    return bytes.len();
+                }
             }
         }
         self.keep(bytes);
@@ -129,15 +155,18 @@ impl Scan {
             let mut raw = self.skeleton.get(start..).unwrap_or_default().to_vec();
             raw.extend_from_slice(bytes.get(start.saturating_sub(kept)..i).unwrap_or_default());
             let raw = raw.trim_ascii().to_vec();
+            // The first `id` counts, and a `method` that is `null` is none, as for
+            // the lenient reader (`crate::lenient`) and the whole-message path.
             match key {
-                TopKey::Id => {
+                TopKey::Id if self.id.is_none() => {
                     self.id = Some(raw);
                     self.offsets.id = Some(self.at + i as u64);
                 }
-                TopKey::Method => {
+                TopKey::Method if self.method.is_none() && raw != b"null" => {
                     self.method = Some(raw);
                     self.offsets.method = Some(self.at + i as u64);
                 }
+                TopKey::Id | TopKey::Method => {}
             }
         }
     }
@@ -145,7 +174,7 @@ impl Scan {
     /// A string opened by its `"` at offset `quote`.
     fn open_string(&mut self, quote: u64) {
         let place = match self.expect {
-            Expect::Key => Place::Key,
+            Expect::Key | Expect::KeyOrEnd => Place::Key,
             _ => self.value_place(),
         };
         let first_text = matches!(place, Place::Block(_, true)) && self.offsets.text.is_none();
@@ -491,16 +520,18 @@ impl Scan {
             return;
         }
         self.expect = match string.place {
-            Place::Key => Expect::Value,
+            Place::Key => Expect::Colon,
             _ => Expect::Next,
         };
         if string.place == Place::Key
             && self.stack.len() == 1
             && let Some(Container::Object { key }) = self.stack.last()
-            && key.is(b"result")
         {
-            self.result = true;
-            self.offsets.result = Some(quote);
+            if key.is(b"result") {
+                self.result = true;
+                self.offsets.result = Some(quote);
+            }
+            self.error |= key.is(b"error");
         }
         self.hold_closed(string);
     }
