@@ -5,7 +5,7 @@
 use backstop_core::Limit;
 use backstop_core::limit::Keep;
 use backstop_jsonrpc::Shaper;
-use backstop_jsonrpc::scan::Scan;
+use backstop_jsonrpc::scan::{Broken, Scan};
 use backstop_jsonrpc::stream::{LineFrame, LongMessage, MemorySink, ServerStream};
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -390,6 +390,44 @@ proptest! {
         prop_assert_eq!(scan.broken, scanned(&line, &[line.len().max(1)]).broken);
         if !scan.invalid {
             prop_assert_eq!(&scan.skeleton, &line);
+        }
+    }
+}
+
+/// B4: where and why a message's structure, numbers or literals stop being JSON, as
+/// the error replacing an answer being cut says it — read a byte at a time or at once.
+#[test]
+fn b4_a_broken_structure_says_where_and_why() {
+    let cases: [(&str, u64, &str); 12] = [
+        (r#"{"id"::2}"#, 6, "a byte where a value must be"),
+        (
+            r#"{"id":2:3}"#,
+            7,
+            "a byte where a comma or a closing bracket must be",
+        ),
+        (r#"{"id" 2}"#, 6, "a byte where a colon must be"),
+        (r#"{2:1}"#, 1, "a byte where an object's key must be"),
+        (r#"{"a":1,}"#, 7, "a byte where an object's key must be"),
+        (r#"{"a":1} x"#, 8, "more after the message's end"),
+        (r#"{"a":1]"#, 6, "a bracket that closes nothing open"),
+        (r#"{"a":tru}"#, 8, "a number or literal that is not JSON"),
+        (r#"{"a":1."#, 7, "a number or literal that is not JSON"),
+        (
+            r#"{"a":[1"#,
+            7,
+            "it ends before its objects and arrays close",
+        ),
+        (" ", 1, "it holds no value"),
+        (r#"[1,]"#, 3, "a byte where a value must be"),
+    ];
+    for (line, at, why) in cases {
+        for sizes in [&[1][..], &[line.len()]] {
+            let broken = scanned(line.as_bytes(), sizes).broken;
+            assert_eq!(
+                broken,
+                Some(Broken { at, why }),
+                "{line} in reads of {sizes:?}"
+            );
         }
     }
 }
@@ -1231,35 +1269,45 @@ fn b5_a_long_message_answers_what_the_whole_line_path_says_it_answers() {
 
 /// B3, B5: a long answer whose request needs no change passes as it comes once its
 /// `id` and its `result` — or its `error` — are read, not held to its end; an `id`
-/// alone does not say the message is an answer (a server's request may carry it), and
-/// an error a resource read's answer maps (P1) is held.
+/// alone does not say the message is an answer (a server's request may carry it: it
+/// passes once its `method` is read, answering nothing), and an error a resource
+/// read's answer maps (P1) is held.
 #[test]
 fn b3_a_long_answer_passes_once_its_id_and_result_or_error_are_read() {
+    // The id, what follows it, whether it passes at once, whether it answers.
     let cases = [
-        ("5", "result", true),
-        ("5", "error", true),
-        ("5", "params", false),
-        ("2", "result", true),
-        ("2", "error", false),
+        ("5", r#""result":{"#, true, true),
+        ("5", r#""error":{"#, true, true),
+        ("5", r#""params":{"#, false, false),
+        (
+            "5",
+            r#""method":"sampling/createMessage","params":{"#,
+            true,
+            false,
+        ),
+        ("2", r#""result":{"#, true, true),
+        ("2", r#""error":{"#, false, true),
     ];
-    for (id, member, passes) in cases {
+    for (id, member, passes, answers) in cases {
         let mut shaper = shaper(2_000);
         shaper.client_message(
             br#"{"jsonrpc":"2.0","id":5,"method":"prompts/get","params":{"name":"p"}}"#,
         );
         let mut sink = MemorySink::default();
         let mut long = LongMessage::new(&shaper);
-        let head = format!(r#"{{"jsonrpc":"2.0","id":{id},"{member}":{{"message":""#);
+        let head = format!(r#"{{"jsonrpc":"2.0","id":{id},{member}"message":""#);
         long.push(&mut shaper, head.as_bytes(), head.as_bytes(), &mut sink);
         match passes {
             true => assert_eq!(sink.sent, head.as_bytes(), "{id} {member}: passing"),
             false => assert!(sink.sent.is_empty(), "{id} {member}: held"),
         }
-        assert_eq!(
-            shaper.pending().len(),
-            3 - usize::from(passes),
-            "{id} {member}"
-        );
+        let rest = format!(r#"{}"}}}}"#, "x".repeat(3_000));
+        long.push(&mut shaper, rest.as_bytes(), rest.as_bytes(), &mut sink);
+        let answered = long.end(&mut shaper, &mut LineFrame, &mut sink);
+        let expected: &[&str] = if answers { &[id] } else { &[] };
+        assert_eq!(answered, expected, "{id} {member}");
+        let pending = 3 - usize::from(answers);
+        assert_eq!(shaper.pending().len(), pending, "{id} {member}");
     }
 }
 
