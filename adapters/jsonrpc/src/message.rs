@@ -611,7 +611,10 @@ fn hex4(text: &str) -> Option<u32> {
 /// assert_eq!(ids, [r#""a""#]);
 /// ```
 pub fn request_ids(body: &[u8]) -> Vec<String> {
-    ids_of(body, |envelope| envelope.method.is_some())
+    ids_in(body, |message| {
+        let envelope = Envelope::parse(message).filter(|envelope| envelope.method.is_some())?;
+        envelope.id.map(|id| id.get().to_owned())
+    })
 }
 
 /// The raw JSON ids of the requests a server message or batch answers, by the one
@@ -629,31 +632,24 @@ pub fn request_ids(body: &[u8]) -> Vec<String> {
 /// assert_eq!(backstop_jsonrpc::message::response_ids(escaped), ["3"], "a key serde_json decodes");
 /// ```
 pub fn response_ids(body: &[u8]) -> Vec<String> {
-    let answered = |message: &[u8]| match Envelope::parse(message) {
-        Some(envelope) if envelope.is_response() => envelope.id.map(|id| id.get().to_owned()),
-        _ => crate::lenient::response_id(message),
-    };
-    match batch_elements(body) {
-        Some(elements) => elements
-            .iter()
-            .filter_map(|element| answered(element.get().as_bytes()))
-            .collect(),
-        None => answered(body).into_iter().collect(),
-    }
+    ids_in(body, |message| {
+        strict_response_id(message).or_else(|| crate::lenient::response_id(message))
+    })
 }
 
-/// The raw JSON ids of the messages in a message or batch that `keep` keeps.
-fn ids_of(body: &[u8], keep: impl Fn(&Envelope<'_>) -> bool) -> Vec<String> {
-    let id = |element: &[u8]| {
-        Envelope::parse(element)
-            .filter(|envelope| keep(envelope))
-            .and_then(|envelope| envelope.id.map(|id| id.get().to_owned()))
-    };
+/// The raw JSON id of `message` when serde_json reads it as a response.
+pub(crate) fn strict_response_id(message: &[u8]) -> Option<String> {
+    let envelope = Envelope::parse(message).filter(Envelope::is_response)?;
+    envelope.id.map(|id| id.get().to_owned())
+}
+
+/// What `id_of` gives for each message of a message or batch.
+fn ids_in(body: &[u8], id_of: impl Fn(&[u8]) -> Option<String>) -> Vec<String> {
     match batch_elements(body) {
         Some(elements) => elements
             .iter()
-            .filter_map(|element| id(element.get().as_bytes()))
+            .filter_map(|element| id_of(element.get().as_bytes()))
             .collect(),
-        None => id(body).into_iter().collect(),
+        None => id_of(body).into_iter().collect(),
     }
 }

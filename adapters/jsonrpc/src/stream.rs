@@ -481,10 +481,7 @@ fn answered_strictly(scanned: &Scanned) -> Option<String> {
     if scanned.invalid || scanned.overflowed {
         return None;
     }
-    let envelope = crate::message::Envelope::parse(&scanned.skeleton)?;
-    envelope
-        .is_response()
-        .then(|| envelope.id.map(|id| id.get().to_owned()))?
+    crate::message::strict_response_id(&scanned.skeleton)
 }
 
 /// The error a response is answered with when what was held of it could not be kept
