@@ -644,8 +644,9 @@ impl Shaper {
         lines
     }
 
-    /// The request `id` (raw JSON) was answered by a message forwarded unread: one
-    /// that is not strict JSON (B4). It is no longer pending, so that no second answer
+    /// The request `id` (raw JSON) was answered by a message forwarded as it came: one
+    /// that is not strict JSON (B4), or not a clean response, that answers it by the
+    /// rule of [`crate::lenient`]. It is no longer pending, so that no second answer
     /// is ever made up for it.
     ///
     /// ```
