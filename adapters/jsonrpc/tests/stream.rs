@@ -400,7 +400,16 @@ proptest! {
 /// the error replacing an answer being cut says it — read a byte at a time or at once.
 #[test]
 fn b4_a_broken_structure_says_where_and_why() {
-    let cases: [(&str, u64, &str); 12] = [
+    let deep = format!("{}{}", "[".repeat(257), "]".repeat(257));
+    let too_deep = scanned(deep.as_bytes(), &[deep.len()]).broken;
+    let why = "objects and arrays nested too deep";
+    assert_eq!(
+        too_deep,
+        Some(Broken { at: 256, why }),
+        "deeper than serde_json reads"
+    );
+    let cases: [(&str, u64, &str); 13] = [
+        (r#"{"a":1},"#, 7, "more after the message's end"),
         (r#"{"id"::2}"#, 6, "a byte where a value must be"),
         (
             r#"{"id":2:3}"#,
@@ -1329,6 +1338,29 @@ fn b5_a_long_answer_only_serde_json_reads_as_one_is_said_to_answer() {
     assert_eq!(long.end(&mut shaper, &mut LineFrame, &mut sink), ["2"]);
     assert_eq!(sink.sent, [line.as_bytes(), b"\n"].concat());
     assert_eq!(shaper.pending().len(), 1, "the resources/read answered");
+}
+
+/// The scan's top level: the first `id` counts and a `method` that is `null` is none,
+/// as for the lenient reader and the whole-message path (B5, A0); each content block
+/// is known by its index (L1: a long text of the second block is held as the second's).
+#[test]
+fn a_scan_reads_the_first_id_a_null_method_as_none_and_each_block_s_index() {
+    let mut scan = Scan::new(1_000);
+    scan.push(br#"{"method":null,"id":1,"id":2,"method":"x","result":{}}"#);
+    assert_eq!(scan.top_id(), Some(&b"1"[..]));
+    assert_eq!(
+        scan.top_method(),
+        Some(&br#""x""#[..]),
+        "the first that is not null"
+    );
+    let mut scan = Scan::new(1_000);
+    let long = "y".repeat(3 << 20);
+    let blocks = format!(
+        r#"{{"type":"text","text":"a"}},{{"type":"text","text":"b"}},{{"type":"text","text":"{long}"}}"#
+    );
+    scan.push(format!(r#"{{"id":1,"result":{{"content":[{blocks}]}}}}"#).as_bytes());
+    let holes = scan.finish().holes;
+    assert_eq!(holes.iter().map(|hole| hole.block).collect::<Vec<_>>(), [2]);
 }
 
 /// B3, B4: an escape cut by the end of a read, not decided yet, keeps an answer held
