@@ -1345,13 +1345,21 @@ fn b5_a_long_answer_only_serde_json_reads_as_one_is_said_to_answer() {
 /// is known by its index (L1: a long text of the second block is held as the second's).
 #[test]
 fn a_scan_reads_the_first_id_a_null_method_as_none_and_each_block_s_index() {
-    let mut scan = Scan::new(1_000);
-    scan.push(br#"{"method":null,"id":1,"id":2,"method":"x","result":{}}"#);
-    assert_eq!(scan.top_id(), Some(&b"1"[..]));
+    let top = |message: &[u8]| {
+        let mut scan = Scan::new(1_000);
+        scan.push(message);
+        (
+            scan.top_id().map(<[u8]>::to_vec),
+            scan.top_method().map(<[u8]>::to_vec),
+        )
+    };
+    let (id, method) = top(br#"{"method":null,"id":1,"id":2,"result":{}}"#);
+    assert_eq!((id.as_deref(), method), (Some(&b"1"[..]), None));
+    let (_, method) = top(br#"{"method":"x","method":null,"method":"y","id":1}"#);
     assert_eq!(
-        scan.top_method(),
+        method.as_deref(),
         Some(&br#""x""#[..]),
-        "the first that is not null"
+        "the first, and not null"
     );
     let mut scan = Scan::new(1_000);
     let long = "y".repeat(3 << 20);
