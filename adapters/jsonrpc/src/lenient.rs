@@ -153,8 +153,7 @@ impl TopReader {
             State::Key if byte == b'}' => State::End,
             State::KeyString { escaped: true } => self.key_byte(byte),
             State::KeyString { escaped: false } if byte == b'"' => {
-                let named = |name: &[u8]| !self.key_long && self.key == name;
-                self.response_member |= named(b"result") || named(b"error");
+                self.response_member |= self.key_is(b"result") || self.key_is(b"error");
                 self.decide();
                 State::Colon
             }
@@ -167,11 +166,10 @@ impl TopReader {
             State::Colon if byte == b':' => State::Value,
             State::Value if space => State::Value,
             State::Value => {
-                let named = |name: &[u8]| !self.key_long && self.key == name;
-                let id = named(b"id");
+                let id = self.key_is(b"id");
                 self.reading_id = id && !self.id_met;
                 self.id_met |= id;
-                if named(b"method") {
+                if self.key_is(b"method") {
                     self.method_value = Some(Vec::new());
                 }
                 if self.reading_id {
@@ -183,6 +181,11 @@ impl TopReader {
             State::InValue { string, escaped } => self.value_byte(byte, string, escaped),
             _ => State::Broken,
         };
+    }
+
+    /// Whether the top-level key read last is `name` (written without escapes).
+    fn key_is(&self, name: &[u8]) -> bool {
+        !self.key_long && self.key == name
     }
 
     /// Decide what the message answers, if it can be decided now and was not yet.
