@@ -307,6 +307,9 @@ impl Scan {
         let mut shrink = 0;
         let mut at = i;
         let mut last_escape_end = if string.high { start } else { usize::MAX };
+        // The current segment may hold a control byte: bytes no run read hold one
+        // (a run stops at any).
+        let mut control = false;
         let (end, closed) = loop {
             if !string.high {
                 // Plain bytes and common escapes, 64 at a time; what stops the run
@@ -325,17 +328,21 @@ impl Scan {
                 // A run ends outside escapes and at a character's start: a segment
                 // may end there.
                 if at - segment >= SEGMENT_BYTES {
-                    if !self.segment(&mut string, &bytes[segment..at], segment, shrink) {
+                    let raw = &bytes[segment..at];
+                    if !self.segment(&mut string, raw, segment, shrink, control) {
                         return bytes.len();
                     }
                     segment = at;
                     shrink = 0;
+                    control = false;
                 }
             }
-            let Some(j) = memchr::memchr2(b'"', b'\\', &bytes[at..]) else {
+            let found = memchr::memchr2(b'"', b'\\', &bytes[at..]);
+            let p = found.map_or(bytes.len(), |j| at + j);
+            control |= holds_control(&bytes[at..p]);
+            if found.is_none() {
                 break (bytes.len(), false);
-            };
-            let p = at + j;
+            }
             if string.high && p != last_escape_end {
                 let unchecked = &bytes[segment..last_escape_end.max(segment)];
                 self.break_after(&mut string, unchecked, segment, LONE_SURROGATE);
@@ -353,11 +360,12 @@ impl Scan {
                 break (p, false);
             }
             if p - segment >= SEGMENT_BYTES && !string.high {
-                if !self.segment(&mut string, &bytes[segment..p], segment, shrink) {
+                if !self.segment(&mut string, &bytes[segment..p], segment, shrink, control) {
                     return bytes.len();
                 }
                 segment = p;
                 shrink = 0;
+                control = false;
             }
             match escape_decoded(&mut string, &bytes[p..p + need]) {
                 Some(decoded) => shrink += need - decoded,
@@ -380,7 +388,8 @@ impl Scan {
         } else {
             last_escape_end.max(segment)
         };
-        if !self.segment(&mut string, &bytes[segment..escaped_end], segment, shrink) {
+        let raw = &bytes[segment..escaped_end];
+        if !self.segment(&mut string, raw, segment, shrink, control) {
             return bytes.len();
         }
         let mut piece = escaped_end;
@@ -389,7 +398,7 @@ impl Scan {
             while to < end && (bytes[to] & 0xC0) == 0x80 {
                 to += 1;
             }
-            if !self.segment(&mut string, &bytes[piece..to], piece, 0) {
+            if !self.segment(&mut string, &bytes[piece..to], piece, 0, control) {
                 return bytes.len();
             }
             piece = to;
@@ -431,13 +440,20 @@ impl Scan {
     }
 
     /// One segment of a string's raw content (`shrink`: its escapes' raw bytes minus
-    /// what they decode to; `index`: where it starts in the bytes being read): checked,
-    /// counted, kept or held. `false` if invalid.
-    fn segment(&mut self, string: &mut Str, raw: &[u8], index: usize, shrink: usize) -> bool {
+    /// what they decode to; `index`: where it starts in the bytes being read; `control`:
+    /// it may hold a control byte): checked, counted, kept or held. `false` if invalid.
+    fn segment(
+        &mut self,
+        string: &mut Str,
+        raw: &[u8],
+        index: usize,
+        shrink: usize,
+        control: bool,
+    ) -> bool {
         if raw.is_empty() {
             return true;
         }
-        if !self.check_span(string, raw, self.at + index as u64) {
+        if !self.check_span(string, raw, self.at + index as u64, control) {
             return false;
         }
         let before = string.decoded;
@@ -450,7 +466,8 @@ impl Scan {
     /// bytes being read, not checked yet): `why` there, unless they break first.
     fn break_after(&mut self, string: &mut Str, unchecked: &[u8], index: usize, why: &'static str) {
         let end = self.at + (index + unchecked.len()) as u64;
-        if !unchecked.is_empty() && !self.check_span(string, unchecked, self.at + index as u64) {
+        let at = self.at + index as u64;
+        if !unchecked.is_empty() && !self.check_span(string, unchecked, at, true) {
             return;
         }
         match string.utf8_len {
@@ -459,17 +476,18 @@ impl Scan {
         }
     }
 
-    /// Check the raw bytes of a span of a string: no raw control character, UTF-8
-    /// throughout (a sequence cut by the span's end completed by the next one), and
-    /// note whether it may quote an input (V3). `false` (and invalid, broken at the
-    /// first bad byte: `span` starts at offset `at`) if not.
-    fn check_span(&mut self, string: &mut Str, span: &[u8], at: u64) -> bool {
+    /// Check the raw bytes of a span of a string: no raw control character (looked
+    /// for only when `control` says it may hold one), UTF-8 throughout (a sequence cut
+    /// by the span's end completed by the next one), and note whether it may quote an
+    /// input (V3). `false` (and invalid, broken at the first bad byte: `span` starts at
+    /// offset `at`) if not.
+    fn check_span(&mut self, string: &mut Str, span: &[u8], at: u64, control: bool) -> bool {
         if string.utf8_len > 0 {
             // A sequence cut by the last span's end that this span does not complete.
             self.break_at(string.utf8_at, NOT_UTF8);
             return false;
         }
-        let control = span.iter().fold(false, |bad, &b| bad | (b < 0x20));
+        let control = control && holds_control(span);
         let utf8 = simdutf8::compat::from_utf8(span);
         // The first of a control character and a byte that is not UTF-8 breaks it.
         let not_utf8 = utf8.err().filter(|error| error.error_len().is_some());
@@ -535,6 +553,12 @@ impl Scan {
         }
         self.hold_closed(string);
     }
+}
+
+/// Whether `bytes` hold a control byte (below 0x20), which a string may not hold raw.
+/// A fold rather than a search: it compiles to a vector compare of every byte.
+fn holds_control(bytes: &[u8]) -> bool {
+    bytes.iter().fold(false, |control, &b| control | (b < 0x20))
 }
 
 /// What one whole escape (`\\x` or `\\uXXXX`) decodes to, in UTF-8 bytes (a surrogate

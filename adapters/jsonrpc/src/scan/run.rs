@@ -17,7 +17,7 @@
 //! The vector compares come from the `wide` crate: safe code that compiles to SSE2
 //! (NEON on aarch64) and to plain code elsewhere.
 
-use wide::u8x16;
+use wide::u8x32;
 
 /// What a regular run holds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -53,7 +53,7 @@ pub(super) fn regular(bytes: &[u8]) -> Run {
     let mut base = 0;
     while let Some(window) = bytes.get(base..base + BLOCK + ESCAPE_READ) {
         let window: &[u8; BLOCK + ESCAPE_READ] = window.try_into().expect("a block and more");
-        let (backslash, quote_or_control) = marks(&window[..BLOCK]);
+        let (backslash, quote_or_control) = marks(window[..BLOCK].try_into().expect("a block"));
         let escaped = escaped(backslash, &mut carry);
         // The closing quote or a control byte; an escaped control byte is caught at
         // its escape's start.
@@ -65,15 +65,24 @@ pub(super) fn regular(bytes: &[u8]) -> Run {
             let offset = starts.trailing_zeros() as usize & (BLOCK - 1);
             starts &= starts - 1;
             let at = base + offset;
-            let escape = window[offset..offset + ESCAPE_READ]
-                .try_into()
-                .expect("8 bytes");
-            let Some((len, decoded, printable)) = common_escape(escape) else {
+            let escape = u64::from_le_bytes(
+                window[offset..offset + ESCAPE_READ]
+                    .try_into()
+                    .expect("8 bytes"),
+            );
+            let unit = unit_escape(escape);
+            if !unit && !two_byte_escape(escape) {
                 return run.ending_at(at, resume);
-            };
-            run.shrink += len - decoded;
-            run.escaped_printable |= printable;
-            resume = at + len;
+            }
+            // A unit's high digit is 0 to 7, and below 2 it is a control character:
+            // the exact test for a printable one runs only past that.
+            if unit && (escape >> 32) as u8 & 0x06 != 0 {
+                run.escaped_printable |= printable_unit(escape);
+            }
+            // Each escape decodes to one byte: `\u00XY` is 6 raw bytes, the rest 2.
+            let long = 4 * usize::from(unit);
+            run.shrink += 1 + long;
+            resume = at + 2 + long;
         }
         if end != 0 {
             return run.ending_at(base + end.trailing_zeros() as usize, resume);
@@ -116,24 +125,25 @@ fn escaped(backslash: u64, carry: &mut u64) -> u64 {
     (EVEN ^ runs_from_even << 1) & follows_backslash
 }
 
-/// The escape at the start of `escape` (at least 8 bytes, the first a `\`), if it is
-/// one of the common ones: `(raw length, decoded length, a printable ASCII character)`.
-///
-/// Read as one 64-bit word and written without a branch per kind: escaped text
-/// alternates `\u001b` and `\n`, which a jump on the kind would mispredict at every
-/// other escape.
-fn common_escape(escape: [u8; ESCAPE_READ]) -> Option<(usize, usize, bool)> {
-    let word = u64::from_le_bytes(escape);
-    let [_, kind, _, _, high, low, _, _] = word.to_le_bytes();
-    let unicode = kind == b'u';
-    // `\u0000` to `\u007f` (`\u00` and an octal then a hex digit): one byte.
-    let ascii_unit = ((word >> 16) & 0x00F8_FFFF == 0x0030_3030) & HEX[usize::from(low)];
-    // One branch, taken only for an escape that is not common.
-    if u8::from(TWO_BYTE[usize::from(kind)]) | (u8::from(unicode) & u8::from(ascii_unit)) == 0 {
-        return None;
-    }
-    let printable = unicode & (high >= b'2') & !((high == b'7') & (low | 0x20 == b'f'));
-    Some((2 + 4 * usize::from(unicode), 1, printable))
+/// Whether the escape at the start of `escape` (8 bytes read as one little-endian
+/// word, the first a `\`) is a unit `\u0000` to `\u007f`: `\u00`, an octal digit, then
+/// a hex digit (6 bytes, decoded to one). One compare of the word and a table lookup.
+fn unit_escape(escape: u64) -> bool {
+    let [.., low, _, _] = escape.to_le_bytes();
+    (escape & 0xF8_FFFF_FF00 == 0x30_3030_7500) & HEX[usize::from(low)]
+}
+
+/// Whether the escape at the start of `escape` (read as [`unit_escape`] reads it) is
+/// a two-byte one (`\n`, `\"`, …).
+fn two_byte_escape(escape: u64) -> bool {
+    TWO_BYTE[usize::from(escape.to_le_bytes()[1])]
+}
+
+/// Whether a unit escape (`\u0000` to `\u007f`, read as [`unit_escape`] reads it)
+/// is of a printable ASCII character, `\u0020` to `\u007e` (V3).
+fn printable_unit(escape: u64) -> bool {
+    let [.., high, low, _, _] = escape.to_le_bytes();
+    high >= b'2' && !(high == b'7' && low | 0x20 == b'f')
 }
 
 /// The bytes that may follow a `\` in a two-byte escape.
@@ -154,27 +164,31 @@ const fn byte_set(members: &[u8]) -> [bool; 256] {
 
 /// Two bits per byte of the 64-byte `block`: where it has a `\`, and where a `"` or a
 /// control byte (below 0x20).
-fn marks(block: &[u8]) -> (u64, u64) {
-    let quote = u8x16::splat(b'"');
-    let below_space = u8x16::splat(0x1F);
-    backslashes_and(block, |v| v.simd_eq(quote) | v.min(below_space).simd_eq(v))
+fn marks(block: &[u8; BLOCK]) -> (u64, u64) {
+    let backslash = u8x32::splat(b'\\');
+    let quote = u8x32::splat(b'"');
+    let below_space = u8x32::splat(0x1F);
+    halves(block, |v| {
+        (
+            v.simd_eq(backslash),
+            v.simd_eq(quote) | v.min(below_space).simd_eq(v),
+        )
+    })
 }
 
-/// Two bits per byte of the 64-byte `block`: where it has a `\`, and where `other`
-/// marks it (a compare of 16 bytes at a time).
-fn backslashes_and(block: &[u8], other: impl Fn(u8x16) -> u8x16) -> (u64, u64) {
-    let backslash = u8x16::splat(b'\\');
-    block
-        .chunks_exact(16)
-        .enumerate()
-        .fold((0, 0), |(backslashes, others), (lane, bytes)| {
-            let v = u8x16::new(bytes.try_into().expect("16 bytes"));
-            let shift = lane * 16;
-            (
-                backslashes | u64::from(v.simd_eq(backslash).to_bitmask()) << shift,
-                others | u64::from(other(v).to_bitmask()) << shift,
-            )
-        })
+/// The two masks `classify` makes of each byte of a 64-byte block, as two 64-bit
+/// masks: 32 bytes at a time (two 16-byte compares each with SSE2, one with AVX2).
+fn halves(block: &[u8; BLOCK], classify: impl Fn(u8x32) -> (u8x32, u8x32)) -> (u64, u64) {
+    let half = |bytes: &[u8]| {
+        let (first, second) = classify(u8x32::new(bytes.try_into().expect("32 bytes")));
+        (
+            u64::from(first.to_bitmask()),
+            u64::from(second.to_bitmask()),
+        )
+    };
+    let (low, high) = block.split_at(BLOCK / 2);
+    let ((first_low, second_low), (first_high, second_high)) = (half(low), half(high));
+    (first_low | first_high << 32, second_low | second_high << 32)
 }
 
 /// The closing quote of a string whose content `bytes` go on with (its first byte
@@ -182,13 +196,15 @@ fn backslashes_and(block: &[u8], other: impl Fn(u8x16) -> u8x16) -> (u64, u64) {
 /// between: `Ok(its offset)`, or `Err(whether the next byte is escaped)` when `bytes`
 /// end first. Nothing is checked: this is for a string that is skipped.
 pub(super) fn closing_quote(bytes: &[u8], escaped_first: bool) -> Result<usize, bool> {
-    let quote = u8x16::splat(b'"');
+    let backslash = u8x32::splat(b'\\');
+    let quote = u8x32::splat(b'"');
     let mut carry = u64::from(escaped_first);
     let mut blocks = bytes.chunks_exact(BLOCK);
     let mut base = 0;
     for block in &mut blocks {
-        let (backslash, quotes) = backslashes_and(block, |v| v.simd_eq(quote));
-        let end = quotes & !escaped(backslash, &mut carry);
+        let block = block.try_into().expect("a block");
+        let (backslashes, quotes) = halves(block, |v| (v.simd_eq(backslash), v.simd_eq(quote)));
+        let end = quotes & !escaped(backslashes, &mut carry);
         if end != 0 {
             return Ok(base + end.trailing_zeros() as usize);
         }
@@ -211,7 +227,8 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// [`common_escape`] as the JSON grammar reads: the definition it must agree with.
+    /// The common escapes as the JSON grammar reads them: the definition
+    /// [`unit_escape`], [`two_byte_escape`] and [`printable_unit`] must agree with.
     fn common_escape_reference(escape: &[u8]) -> Option<(usize, usize, bool)> {
         match escape[1] {
             b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => Some((2, 1, false)),
@@ -233,8 +250,12 @@ mod tests {
                 for &b in hex {
                     for (c, d) in [(b'0', b'0'), (b'0', b'1'), (b'1', b'0'), (b'f', b'0')] {
                         let escape = [b'\\', kind, c, d, a, b, b'x', b'y'];
+                        let word = u64::from_le_bytes(escape);
+                        let unit = unit_escape(word);
+                        let read = (unit || two_byte_escape(word))
+                            .then(|| (2 + 4 * usize::from(unit), 1, unit && printable_unit(word)));
                         assert_eq!(
-                            common_escape(escape),
+                            read,
                             common_escape_reference(&escape),
                             "{:?}",
                             String::from_utf8_lossy(&escape)
