@@ -231,8 +231,11 @@ pub fn run(server: &ServerCommand, shaper: Shaper, log_failures: bool) -> io::Re
     Ok(exit_code(status))
 }
 
-/// How much of the server's output is read at a time.
-const READ_BYTES: usize = 256 << 10;
+/// How much of the server's output is read at a time: as much as its pipe holds
+/// ([`SERVER_PIPE_BYTES`]), so that one read can empty it: fewer wake-ups of the
+/// server and turns at the pipe's lock. Five 1 GB lines cost the proxy 0.90 s of
+/// system time this way, 0.94–1.21 s in reads of 256 KiB.
+const READ_BYTES: usize = SERVER_PIPE_BYTES;
 
 /// The size asked for the pipe from the server (Linux's default is 64 KiB): a long
 /// line then comes in reads of up to this much, with a fourth of the wake-ups of the
