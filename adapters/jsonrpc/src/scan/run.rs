@@ -15,7 +15,8 @@
 //! ```
 //!
 //! The vector compares come from the `wide` crate: safe code that compiles to SSE2
-//! (NEON on aarch64) and to plain code elsewhere.
+//! (NEON on aarch64) and to plain code elsewhere. On an x86-64 CPU with AVX2 the same
+//! code runs compiled for it, chosen at run time through `pulp`.
 
 use wide::u8x32;
 
@@ -45,6 +46,26 @@ const ESCAPE_READ: usize = 8;
 /// and outside an escape (and not just after a high surrogate's escape). Runs shorter
 /// than a block and the bytes near the end of `bytes` are left to the caller.
 pub(super) fn regular(bytes: &[u8]) -> Run {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(x86_v3) = *X86_V3 {
+        // The same code, compiled for AVX2 and BMI.
+        return pulp::Simd::vectorize(
+            x86_v3,
+            #[inline(always)]
+            || regular_portable(bytes),
+        );
+    }
+    regular_portable(bytes)
+}
+
+/// The CPU's AVX2, BMI and the rest of x86-64-v3, if it has them: checked once.
+#[cfg(target_arch = "x86_64")]
+static X86_V3: std::sync::LazyLock<Option<pulp::x86::V3>> =
+    std::sync::LazyLock::new(pulp::x86::V3::try_new);
+
+/// [`regular`] as compiled for any CPU of the target.
+#[inline(always)]
+fn regular_portable(bytes: &[u8]) -> Run {
     let mut run = Run::default();
     // The end of the last escape accepted (past a block's end when it crosses it).
     let mut resume: usize = 0;
@@ -164,6 +185,7 @@ const fn byte_set(members: &[u8]) -> [bool; 256] {
 
 /// Two bits per byte of the 64-byte `block`: where it has a `\`, and where a `"` or a
 /// control byte (below 0x20).
+#[inline(always)]
 fn marks(block: &[u8; BLOCK]) -> (u64, u64) {
     let backslash = u8x32::splat(b'\\');
     let quote = u8x32::splat(b'"');
@@ -178,6 +200,7 @@ fn marks(block: &[u8; BLOCK]) -> (u64, u64) {
 
 /// The two masks `classify` makes of each byte of a 64-byte block, as two 64-bit
 /// masks: 32 bytes at a time (two 16-byte compares each with SSE2, one with AVX2).
+#[inline(always)]
 fn halves(block: &[u8; BLOCK], classify: impl Fn(u8x32) -> (u8x32, u8x32)) -> (u64, u64) {
     let half = |bytes: &[u8]| {
         let (first, second) = classify(u8x32::new(bytes.try_into().expect("32 bytes")));
@@ -478,7 +501,9 @@ mod tests {
                 }
                 bytes.extend_from_slice(piece);
             }
+            // Where the CPU has AVX2, `regular` runs the same code compiled for it.
             prop_assert_eq!(regular(&bytes), regular_bytewise(&bytes));
+            prop_assert_eq!(regular_portable(&bytes), regular_bytewise(&bytes));
         }
     }
 }
