@@ -101,6 +101,10 @@ enum State {
 impl TopReader {
     /// The next bytes of the message.
     pub fn push(&mut self, mut bytes: &[u8]) {
+        // Nothing after the point of decision changes it: the rest is not read.
+        if self.answer.is_some() {
+            return;
+        }
         while let Some((&byte, rest)) = bytes.split_first() {
             match self.state {
                 State::Broken => return,
@@ -125,6 +129,9 @@ impl TopReader {
                 },
                 _ => {
                     self.byte(byte);
+                    if self.answer.is_some() {
+                        return;
+                    }
                     bytes = rest;
                 }
             }

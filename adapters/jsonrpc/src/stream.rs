@@ -720,10 +720,10 @@ impl ServerStream {
                 }
                 None => {
                     let mut long = LongMessage::new(shaper).unheld_from(self.unheld_from);
-                    let line = std::mem::take(&mut self.line);
-                    long.push(shaper, &line, &line, sink);
+                    long.push(shaper, &self.line, &self.line, sink);
                     long.push(shaper, part, part, sink);
                     self.long = Some(long);
+                    self.reuse_line();
                 }
                 Some(long) => long.push(shaper, part, part, sink),
             }
@@ -748,6 +748,12 @@ impl ServerStream {
     fn whole_line(&mut self, shaper: &mut Shaper, sink: &mut impl Sink) {
         let route = shaper.route_server_message(&self.line);
         emit(route, OriginalAt::Here(&self.line), &mut LineFrame, sink);
+        self.reuse_line();
+    }
+
+    /// Empty the line buffer for the next line, keeping its memory up to
+    /// [`KEEP_BUFFER_BYTES`]: the next long line then costs no fresh pages.
+    fn reuse_line(&mut self) {
         if self.line.capacity() > KEEP_BUFFER_BYTES {
             self.line = Vec::new();
         }
