@@ -124,6 +124,15 @@ impl<'a> Envelope<'a> {
         serde_json::from_str(strict_json_text(bytes)?).ok()
     }
 
+    /// [`parse`](Self::parse) for bytes whose strings were already checked strictly
+    /// (valid UTF-8, surrogate escapes in pairs: [`Scanned::envelope`]), which are
+    /// not looked at again.
+    ///
+    /// [`Scanned::envelope`]: crate::scan::Scanned::envelope
+    pub(crate) fn parse_checked(bytes: &'a [u8]) -> Option<Envelope<'a>> {
+        serde_json::from_str(std::str::from_utf8(bytes).ok()?).ok()
+    }
+
     /// Whether this is a response: an `id`, no `method`, and `result` or `error`.
     ///
     /// ```

@@ -31,6 +31,7 @@
 //! assert!(!scanned.invalid && scanned.holes.is_empty());
 //! ```
 
+use crate::message::Envelope;
 use backstop_core::limit::{HeldEnds, Keep};
 
 use place::{Place, Ring, held_start};
@@ -69,6 +70,33 @@ pub struct Scanned {
     pub id: Option<Vec<u8>>,
     /// The top-level `method`, as raw JSON (none when it is `null`).
     pub method: Option<Vec<u8>>,
+}
+
+impl Scanned {
+    /// The skeleton read as one message ([`Envelope::parse`]); `None` when it is not
+    /// held or not one. When the scan found the message to be JSON, what it checked as
+    /// the bytes came (UTF-8, surrogate escapes in pairs) is not checked again: for an
+    /// answer cut to 1 MB of escaped text, that second check cost as much as the parse.
+    ///
+    /// ```
+    /// let mut scan = backstop_jsonrpc::scan::Scan::new(1_000);
+    /// scan.push(br#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#);
+    /// let scanned = scan.finish();
+    /// assert!(scanned.envelope().unwrap().is_response());
+    ///
+    /// // Not JSON (a lone surrogate, in a member a parser skips): no message.
+    /// let mut scan = backstop_jsonrpc::scan::Scan::new(1_000);
+    /// scan.push(br#"{"jsonrpc":"2.0","id":1,"result":{"content":[],"x":"\ud800"}}"#);
+    /// let scanned = scan.finish();
+    /// assert!(scanned.invalid && scanned.envelope().is_none());
+    /// ```
+    pub fn envelope(&self) -> Option<Envelope<'_>> {
+        match (self.overflowed, self.invalid) {
+            (true, _) => None,
+            (false, true) => Envelope::parse(&self.skeleton),
+            (false, false) => Envelope::parse_checked(&self.skeleton),
+        }
+    }
 }
 
 /// Where a message stopped being JSON, and why (B4: said in the error that replaces an

@@ -805,11 +805,7 @@ impl Shaper {
                 false => LongDecision::NeedsWhole,
             };
         }
-        let envelope = match scanned.overflowed {
-            true => None,
-            false => Envelope::parse(&scanned.skeleton),
-        };
-        let Some(envelope) = envelope.filter(Envelope::is_response) else {
+        let Some(envelope) = scanned.envelope().filter(Envelope::is_response) else {
             // Not a response we can read: only its id can say it needs nothing; which
             // request it answers, if any, the stream's lenient reader says (B4, A0).
             let id = scanned.id.as_deref().and_then(request_id);
@@ -864,7 +860,8 @@ impl Shaper {
     /// of a task this session knows: its outcome shaped from what is held of it.
     fn long_task_status(&mut self, scanned: &Scanned) -> LongDecision {
         let params = match (scanned.dropped || scanned.overflowed, scanned.batch) {
-            (false, false) => Envelope::parse(&scanned.skeleton)
+            (false, false) => scanned
+                .envelope()
                 .and_then(|envelope| envelope.params)
                 .and_then(value_from_raw),
             _ => None,

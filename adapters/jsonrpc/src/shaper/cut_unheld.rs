@@ -104,7 +104,8 @@ impl Shaper {
         if scanned.dropped {
             return Err("it holds a long string outside its content and structuredContent, which a cut cannot keep in part".into());
         }
-        let envelope = Envelope::parse(&scanned.skeleton)
+        let envelope = scanned
+            .envelope()
             .filter(Envelope::is_response)
             .ok_or("it is not JSON (outside its strings) or not a JSON-RPC answer")?;
         let id = envelope
