@@ -988,6 +988,31 @@ proptest! {
     }
 }
 
+/// B3, B4: a text that is all surrogate pairs — emoji as a writer that escapes every
+/// character past ASCII sends them (Python's `json.dumps`), which the scan's 64-byte
+/// run reader leaves to its escape-by-escape path — is cut unheld as the whole would
+/// be, in any reads.
+#[test]
+fn b3_b4_a_text_of_escaped_surrogate_pairs_is_cut_as_the_whole() {
+    let pairs = r"\ud83d\ude00".repeat(200_000);
+    let line = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"result":{{"content":[{{"type":"text","text":"{pairs}"}}]}}}}"#
+    )
+    .into_bytes();
+    for cap in [2_000, 50_000] {
+        let expected = whole_by(shaper(cap), &line);
+        assert!(expected.len() < 2 * cap, "the reference cut it");
+        for chunks in [&[65_536][..], &[1_000, 300_000]] {
+            let (got, ..) = unheld_by(shaper(cap), &line, 0, chunks);
+            assert_eq!(
+                String::from_utf8_lossy(&got),
+                String::from_utf8_lossy(&expected),
+                "cap {cap}, reads of {chunks:?}"
+            );
+        }
+    }
+}
+
 /// Bytes that stop a text being JSON where they are put, and how far past that the
 /// scan says it broke (SPEC B4).
 const BREAKS: [(&[u8], u64, &str); 5] = [
