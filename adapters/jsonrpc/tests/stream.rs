@@ -396,6 +396,39 @@ proptest! {
     }
 }
 
+/// B4: when a string breaks at an escape (a bad one, or a high surrogate alone) after
+/// bytes the scan read without checking them yet, the first of those that breaks it is
+/// where it broke — counted from the message's start, in a read that begins by
+/// finishing a character the last one cut as in one read of the whole.
+#[test]
+fn b4_a_break_in_bytes_before_a_bad_escape_is_where_it_broke() {
+    let head = br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":""#;
+    let plain = "a".repeat(300);
+    for escape in [&br"\q"[..], br"\ud800x"] {
+        let before = ["é", &plain].concat();
+        let line = [
+            head,
+            before.as_bytes(),
+            b"\xff",
+            plain.as_bytes(),
+            escape,
+            b"\"}]}}",
+        ]
+        .concat();
+        let at = (head.len() + before.len()) as u64;
+        // The second read starts inside `é`.
+        for sizes in [&[line.len()][..], &[head.len() + 1, line.len()], &[1]] {
+            let broken = scanned(&line, sizes).broken.expect("not JSON");
+            assert_eq!(
+                (broken.at, broken.why),
+                (at, "bytes that are not UTF-8"),
+                "{:?} in reads of {sizes:?}",
+                String::from_utf8_lossy(escape)
+            );
+        }
+    }
+}
+
 /// B4: where and why a message's structure, numbers or literals stop being JSON, as
 /// the error replacing an answer being cut says it — read a byte at a time or at once.
 #[test]
