@@ -101,11 +101,11 @@ enum State {
 impl TopReader {
     /// The next bytes of the message.
     pub fn push(&mut self, mut bytes: &[u8]) {
-        // Nothing after the point of decision changes it: the rest is not read.
-        if self.answer.is_some() {
-            return;
-        }
         while let Some((&byte, rest)) = bytes.split_first() {
+            // Nothing after the point of decision changes it: the rest is not read.
+            if self.answer.is_some() {
+                return;
+            }
             match self.state {
                 State::Broken => return,
                 // Inside a string of a value that is not the id: to its closing quote
@@ -129,9 +129,6 @@ impl TopReader {
                 },
                 _ => {
                     self.byte(byte);
-                    if self.answer.is_some() {
-                        return;
-                    }
                     bytes = rest;
                 }
             }

@@ -95,10 +95,8 @@ fn regular_portable(bytes: &[u8]) -> Run {
             if !unit && !two_byte_escape(escape) {
                 return run.ending_at(at, resume);
             }
-            // A unit's high digit is 0 to 7, and below 2 it is a control character:
-            // the exact test for a printable one runs only past that.
-            if unit && (escape >> 32) as u8 & 0x06 != 0 {
-                run.escaped_printable |= printable_unit(escape);
+            if unit && printable_unit(escape) {
+                run.escaped_printable = true;
             }
             // Each escape decodes to one byte: `\u00XY` is 6 raw bytes, the rest 2.
             let long = 4 * usize::from(unit);
@@ -161,10 +159,12 @@ fn two_byte_escape(escape: u64) -> bool {
 }
 
 /// Whether a unit escape (`\u0000` to `\u007f`, read as [`unit_escape`] reads it)
-/// is of a printable ASCII character, `\u0020` to `\u007e` (V3).
+/// is of a printable ASCII character, `\u0020` to `\u007e` (V3). Its high digit is an
+/// octal one (`0x30` to `0x37`), 2 or more when bit 1 or 2 is set: one test that is
+/// false for nearly every escape in text (`\u001b`), before the rare exact one.
 fn printable_unit(escape: u64) -> bool {
     let [.., high, low, _, _] = escape.to_le_bytes();
-    high >= b'2' && !(high == b'7' && low | 0x20 == b'f')
+    high & 0x06 != 0 && !(high == b'7' && low | 0x20 == b'f')
 }
 
 /// The bytes that may follow a `\` in a two-byte escape.
