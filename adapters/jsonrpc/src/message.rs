@@ -58,7 +58,21 @@ impl RequestId {
     /// assert_eq!(RequestId::from_raw(&raw), Some(RequestId::Number("12".into())));
     /// ```
     pub fn from_raw(raw: &RawValue) -> Option<RequestId> {
-        Self::from_value(&serde_json::from_str(raw.get()).ok()?)
+        let text = raw.get();
+        // The usual ids are read as they are written: up to 19 digits (JSON has no
+        // leading zero, and such a number fits a u64, so its text is serde_json's
+        // canonical one), and a string without escapes. Any other is read by serde.
+        if (1..=19).contains(&text.len()) && text.bytes().all(|byte| byte.is_ascii_digit()) {
+            return Some(RequestId::Number(text.to_owned()));
+        }
+        if let Some(inside) = text
+            .strip_prefix('"')
+            .and_then(|rest| rest.strip_suffix('"'))
+            && !inside.contains('\\')
+        {
+            return Some(RequestId::String(inside.to_owned()));
+        }
+        Self::from_value(&serde_json::from_str(text).ok()?)
     }
 
     /// The id a JSON value holds, if it is a number or a string.
@@ -339,6 +353,10 @@ pub fn strict_json_text(bytes: &[u8]) -> Option<&str> {
     surrogates_paired(bytes).then_some(text)
 }
 
+/// Finds `\u`, where a unit escape may begin: built once, not for every message.
+pub(crate) static UNIT_ESCAPE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(br"\u"));
+
 /// Whether every `\uD800`–`\uDBFF` escape is followed by a `\uDC00`–`\uDFFF` one and
 /// no low surrogate stands alone. Outside strings valid JSON has no backslash, so a
 /// `\u` is an escape exactly when an even number of backslashes comes before it (an
@@ -346,7 +364,7 @@ pub fn strict_json_text(bytes: &[u8]) -> Option<&str> {
 /// (`memchr::memmem`), so text full of other escapes costs no more than any other.
 fn surrogates_paired(bytes: &[u8]) -> bool {
     let mut read_up_to = 0;
-    for at in memchr::memmem::find_iter(bytes, br"\u") {
+    for at in UNIT_ESCAPE.find_iter(bytes) {
         if at < read_up_to {
             continue; // the low half of a pair already read
         }

@@ -122,6 +122,11 @@ pub struct Route {
     /// message held until that listing is done (it comes back in a later
     /// [`to_client`](Self::to_client)).
     pub forward: Option<Forward>,
+    /// The raw JSON ids of the requests the message answers, when the shaper read
+    /// them as it decided ([`Shaper::server_route`]); `None` when it did not read the
+    /// message (then [`response_ids`](crate::message::response_ids) tells, by the
+    /// same rule).
+    pub answered: Option<Vec<String>>,
 }
 
 impl Route {
@@ -186,6 +191,10 @@ pub struct Shaper {
     machine: SessionMachine,
     waiting: WaitingForListing,
 }
+
+/// Finds `list_changed` ([`Shaper::cannot_change`]): built once, not for every message.
+static LIST_CHANGED: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"list_changed"));
 
 impl Default for Shaper {
     fn default() -> Self {
@@ -534,27 +543,41 @@ impl Shaper {
             return Route::forward(Forward::Unchanged);
         }
         let Some(elements) = batch_elements(bytes) else {
+            let (forward, answered) = self.server_element(bytes);
             return Route {
-                forward: self.server_element(bytes),
+                forward,
+                answered: Some(answered.into_iter().collect()),
                 ..Route::default()
             };
         };
+        let mut answered = Vec::new();
         let shaped: Vec<(&RawValue, Option<Forward>)> = elements
             .into_iter()
-            .map(|element| (element, self.server_element(element.get().as_bytes())))
+            .map(|element| {
+                let (forward, id) = self.server_element(element.get().as_bytes());
+                answered.extend(id);
+                (element, forward)
+            })
             .collect();
+        let answered = Some(answered);
         if shaped
             .iter()
             .all(|(_, forward)| forward == &Some(Forward::Unchanged))
         {
-            return Route::forward(Forward::Unchanged);
+            return Route {
+                answered,
+                ..Route::forward(Forward::Unchanged)
+            };
         }
         let kept: Vec<(&RawValue, Forward)> = shaped
             .into_iter()
             .filter_map(|(element, forward)| Some((element, forward?)))
             .collect();
         if kept.is_empty() {
-            return Route::default();
+            return Route {
+                answered,
+                ..Route::default()
+            };
         }
         let mut out = Vec::with_capacity(bytes.len());
         out.push(b'[');
@@ -565,7 +588,10 @@ impl Shaper {
             out.extend_from_slice(forward.bytes(element.get().as_bytes()));
         }
         out.push(b']');
-        Route::forward(Forward::Rewritten(out))
+        Route {
+            answered,
+            ..Route::forward(Forward::Rewritten(out))
+        }
     }
 
     /// Whether a server message can be sent on without being read at all: the core
@@ -576,8 +602,8 @@ impl Shaper {
     fn cannot_change(&self, bytes: &[u8]) -> bool {
         !self.machine.reads_server_messages()
             && self.waiting.is_empty()
-            && memchr::memmem::find(bytes, b"list_changed").is_none()
-            && memchr::memmem::find(bytes, b"\\u").is_none()
+            && LIST_CHANGED.find(bytes).is_none()
+            && crate::message::UNIT_ESCAPE.find(bytes).is_none()
     }
 
     /// [`client_message`](Self::client_message) for a message already parsed.
@@ -913,37 +939,42 @@ impl Shaper {
         own
     }
 
-    /// What to send for one message (not a batch); `None`: drop it (B5).
-    fn server_element(&mut self, bytes: &[u8]) -> Option<Forward> {
+    /// What to send for one message (not a batch), `None` to drop it (B5); and the raw
+    /// id of the request it answers, by the rule of [`crate::message::response_ids`].
+    fn server_element(&mut self, bytes: &[u8]) -> (Option<Forward>, Option<String>) {
         let Some(envelope) = Envelope::parse(bytes) else {
             // Not strict JSON: forwarded as it came, it answers its request (B4).
-            if let Some(id) = crate::lenient::response_id(bytes) {
+            let answered = crate::lenient::response_id(bytes);
+            if let Some(id) = &answered {
                 self.answered_unread(id.as_bytes());
             }
-            return Some(Forward::Unchanged);
+            return (Some(Forward::Unchanged), answered);
         };
         if let Some(method) = envelope.method.as_deref() {
             self.machine.server_notification(method);
             if method == TASK_STATUS && envelope.id.is_none() {
-                return Some(self.task_status(envelope.params));
+                let answered = crate::lenient::response_id(bytes);
+                return (Some(self.task_status(envelope.params)), answered);
             }
         }
         if !envelope.is_response() {
             // Sent as it came, it may still answer a request (an `id` with a `result`
             // or `error`, and a `method` only after them): by the rule every path
             // keeps (B4, A0: `crate::lenient`).
+            let answered = crate::lenient::response_id(bytes);
             if envelope.id.is_some()
-                && let Some(id) = crate::lenient::response_id(bytes)
+                && let Some(id) = &answered
             {
                 self.answered_unread(id.as_bytes());
             }
-            return Some(Forward::Unchanged);
+            return (Some(Forward::Unchanged), answered);
         }
+        let answered = envelope.id.map(|id| id.get().to_owned());
         let Some(id) = envelope.request_id().map(machine::RequestId::from) else {
-            return Some(Forward::Unchanged);
+            return (Some(Forward::Unchanged), answered);
         };
         if self.machine.drops_answer(&id) {
-            return None;
+            return (None, answered);
         }
         let is_result = envelope.result.is_some();
         let response = match (&envelope.result, envelope.error) {
@@ -957,7 +988,8 @@ impl Shaper {
         let answer =
             self.machine
                 .server_response(&id, response.unwrap_or(Response::Unread), Instant::now());
-        Some(forward(answer, envelope.id.map_or("null", RawValue::get)))
+        let forward = forward(answer, envelope.id.map_or("null", RawValue::get));
+        (Some(forward), answered)
     }
 }
 

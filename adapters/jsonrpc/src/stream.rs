@@ -455,8 +455,11 @@ impl LongMessage {
                     LongDecision::NeedsWhole => {
                         let whole = sink.take_held();
                         let message = frame.message(&whole);
-                        answers = crate::message::response_ids(&message);
-                        let route = frame.route(shaper, &message);
+                        let mut route = frame.route(shaper, &message);
+                        answers = route
+                            .answered
+                            .take()
+                            .unwrap_or_else(|| crate::message::response_ids(&message));
                         emit(route, OriginalAt::Here(&whole), frame, sink);
                     }
                 }
@@ -625,10 +628,14 @@ impl<F: Frame> Message<F> {
                 whole: None,
             },
             MessageState::Collecting { message, framed } => {
-                let route = self.frame.route(shaper, &message);
+                let mut route = self.frame.route(shaper, &message);
+                let answered = route
+                    .answered
+                    .take()
+                    .unwrap_or_else(|| crate::message::response_ids(&message));
                 emit(route, OriginalAt::Here(&framed), &mut self.frame, sink);
                 Ended {
-                    answered: crate::message::response_ids(&message),
+                    answered,
                     whole: Some(message),
                 }
             }

@@ -3,6 +3,7 @@
 //! message by message.
 
 use backstop_core::{Limit, ProtocolError};
+use backstop_jsonrpc::message::RequestId;
 use backstop_jsonrpc::{Forward, Shaper};
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -622,6 +623,24 @@ proptest! {
 }
 
 proptest! {
+    /// A raw id is the id serde_json reads, whether it takes the short way (plain
+    /// digits, a string without escapes) or not: `1` and `1.0`, `"a"` and `"\u0061"`.
+    #[test]
+    fn a_raw_id_reads_as_serde_json_reads_it(
+        id in prop_oneof![
+            any::<u64>().prop_map(|n| n.to_string()),
+            any::<i64>().prop_map(|n| n.to_string()),
+            "-?(0|[1-9][0-9]{0,24})(\\.[0-9]{1,3})?([eE][+-]?[0-9]{1,2})?",
+            "\\PC{0,12}".prop_map(|text| serde_json::to_string(&text).unwrap()),
+            "[a-z ]{0,12}".prop_map(|text| json!(text).to_string().replace('a', "\\u0061")),
+            Just("null".to_owned()), Just("true".to_owned()), Just("[1]".to_owned()),
+        ]
+    ) {
+        let raw = serde_json::value::RawValue::from_string(id.clone()).unwrap();
+        let value: Value = serde_json::from_str(&id).unwrap();
+        prop_assert_eq!(RequestId::from_raw(&raw), RequestId::from_value(&value), "{}", id);
+    }
+
     /// The shaper's own string decoding reads exactly what serde_json reads.
     #[test]
     fn own_decoding_agrees_with_serde_json(text in "(\\PC|\n|\t|\u{1b}|\"|\\\\|/){0,80}") {
@@ -723,6 +742,92 @@ fn b4_a_line_that_is_not_json_is_never_rewritten() {
             );
         }
     }
+}
+
+/// Members a server message may have, in any order and any number: ids of every kind
+/// (two `id`s included), a `method`, a `result`, an `error`, and a string that is not
+/// JSON.
+const MEMBERS: &[&[u8]] = &[
+    br#""id":1"#,
+    br#""id":"a""#,
+    br#""id":null"#,
+    br#""id":{}"#,
+    br#""id":1.0"#,
+    br#""method":"x""#,
+    br#""method":null"#,
+    br#""result":{"content":[{"type":"text","text":"hi"}]}"#,
+    br#""result":{"content":"no"}"#,
+    br#""result":5"#,
+    br#""error":{"code":-32603,"message":"boom"}"#,
+    br#""x":"\ud800""#,
+    b"\"x\":\"\xff\"",
+    br#""jsonrpc":"2.0""#,
+];
+
+fn server_message_from(members: &[usize]) -> Vec<u8> {
+    let mut message = b"{".to_vec();
+    for (n, &member) in members.iter().enumerate() {
+        if n > 0 {
+            message.push(b',');
+        }
+        message.extend_from_slice(MEMBERS[member]);
+    }
+    message.push(b'}');
+    message
+}
+
+proptest! {
+    /// A0, B4: the requests a message answers, as the shaper reads them while it
+    /// decides ([`Route::answered`]), are the ones `response_ids` reads — one rule,
+    /// strict JSON or not, alone or in a batch, whatever the shaper had pending.
+    #[test]
+    fn the_route_answers_what_response_ids_reads(
+        messages in prop::collection::vec(prop::collection::vec(0..MEMBERS.len(), 0..5), 1..4),
+        batch in any::<bool>(),
+        pending in any::<bool>(),
+    ) {
+        let elements: Vec<Vec<u8>> = messages.iter().map(|m| server_message_from(m)).collect();
+        let bytes = if batch || elements.len() > 1 {
+            [b"[".to_vec(), elements.join(&b","[..]), b"]".to_vec()].concat()
+        } else {
+            elements[0].clone()
+        };
+        let mut shaper = shaper();
+        if pending {
+            call(&mut shaper, json!(1), "t", json!({}));
+            call(&mut shaper, json!("a"), "t", json!({}));
+        }
+        let route = shaper.server_route(&bytes);
+        let expected = backstop_jsonrpc::message::response_ids(&bytes);
+        if pending {
+            prop_assert!(route.answered.is_some(), "read: {}", String::from_utf8_lossy(&bytes));
+        }
+        prop_assert_eq!(route.answered.unwrap_or_else(|| expected.clone()), expected);
+    }
+}
+
+#[test]
+fn a0_a_batch_rewritten_or_dropped_still_says_what_it_answers() {
+    // Rewritten: the error for a pending call becomes its isError result (E1).
+    let mut rewriting = shaper();
+    call(&mut rewriting, json!(1), "t", json!({}));
+    let batch = br#"[{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"boom"}},{"jsonrpc":"2.0","method":"n"}]"#;
+    let route = rewriting.server_route(batch);
+    assert!(matches!(route.forward, Some(Forward::Rewritten(_))));
+    assert_eq!(route.answered, Some(vec!["1".to_owned()]));
+    // Dropped: each element answers a request backstop answered itself (B5).
+    let mut dropping = shaper();
+    call(&mut dropping, json!(2), "t", json!({}));
+    call(&mut dropping, json!("b"), "t", json!({}));
+    let error = ProtocolError::new(-32603, "The MCP server did not answer in time");
+    dropping.answer_requests(&["2".to_owned(), r#""b""#.to_owned()], &error);
+    let late = br#"[{"jsonrpc":"2.0","id":2,"result":{"content":[]}},{"jsonrpc":"2.0","id":"b","result":{"content":[]}}]"#;
+    let route = dropping.server_route(late);
+    assert_eq!(route.forward, None);
+    assert_eq!(
+        route.answered,
+        Some(vec!["2".to_owned(), r#""b""#.to_owned()])
+    );
 }
 
 #[test]
