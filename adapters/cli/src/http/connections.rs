@@ -22,6 +22,7 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::Poll;
 
 use tokio::sync::Notify;
 
@@ -131,11 +132,22 @@ impl Admission {
         self.place.evicted.load(Ordering::Acquire)
     }
 
-    /// Done when a newer connection took this one's place: close it then.
+    /// Done when a newer connection took this one's place: close it then. Once the
+    /// connection has started, it is never evicted, and this is no longer woken or
+    /// registered with anything: polled beside the connection at each of its wakes,
+    /// it costs one load.
     pub async fn evicted(&self) {
-        if !self.is_evicted() {
-            self.place.close.notified().await;
-        }
+        let mut close = std::pin::pin!(self.place.close.notified());
+        std::future::poll_fn(|context| {
+            if self.is_evicted() {
+                Poll::Ready(())
+            } else if self.place.started.load(Ordering::Acquire) {
+                Poll::Pending
+            } else {
+                close.as_mut().poll(context)
+            }
+        })
+        .await;
     }
 }
 
@@ -184,6 +196,21 @@ mod tests {
         assert!(connections.admit().is_none(), "all serving: refused");
         drop(serving);
         assert!(connections.admit().is_some());
+    }
+
+    #[tokio::test]
+    async fn b2_a_started_connection_is_never_told_to_close() {
+        let connections = Arc::new(Connections::new(1));
+        let first = connections.admit().unwrap();
+        first.started();
+        let waiting = tokio::spawn(async move { first.evicted().await });
+        tokio::task::yield_now().await;
+        assert!(
+            connections.admit().is_none(),
+            "serving: the new one is refused"
+        );
+        let waited = tokio::time::timeout(std::time::Duration::from_millis(100), waiting).await;
+        assert!(waited.is_err(), "still serving");
     }
 
     #[tokio::test]

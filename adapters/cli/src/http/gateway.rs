@@ -429,7 +429,7 @@ async fn handle(gateway: &Gateway, listen: IpAddr, request: Request<Incoming>) -
         Some(id) => gateway.session(id),
         None => (gateway.fresh(), false),
     };
-    let ids = if parts.method == Method::POST {
+    if parts.method == Method::POST {
         see_client_body(
             gateway,
             &shaping,
@@ -438,19 +438,19 @@ async fn handle(gateway: &Gateway, listen: IpAddr, request: Request<Incoming>) -
             &body,
         )
         .await;
-        request_ids(&body)
-    } else {
-        Vec::new()
-    };
+    }
 
-    let sent = body.clone();
+    let sent = Sent {
+        post: parts.method == Method::POST,
+        body: body.clone(),
+    };
     let mut upstream_request = Request::new(Full::new(body));
     *upstream_request.method_mut() = parts.method.clone();
     *upstream_request.uri_mut() = gateway.upstream.url().clone();
     *upstream_request.headers_mut() = to_upstream(&parts.headers);
     let response = match gateway.upstream.send(upstream_request).await {
         Ok(response) => response,
-        Err(failure) => return failed(gateway, &shaping, &ids, &failure),
+        Err(failure) => return failed(gateway, &shaping, &sent.ids(), &failure),
     };
     let (mut head, mut body) = response.into_parts();
     let status = head.status;
@@ -462,8 +462,11 @@ async fn handle(gateway: &Gateway, listen: IpAddr, request: Request<Incoming>) -
     {
         lock(&gateway.sessions).remove(id);
     }
-    if parts.method == Method::POST && status.is_server_error() && !ids.is_empty() {
-        return failed(gateway, &shaping, &ids, &UpstreamFailure::Status(status));
+    if status.is_server_error() {
+        let ids = sent.ids();
+        if !ids.is_empty() {
+            return failed(gateway, &shaping, &ids, &UpstreamFailure::Status(status));
+        }
     }
     if !status.is_success() || !matches!(parts.method, Method::POST | Method::GET) {
         return Response::from_parts(head, body.boxed());
@@ -478,7 +481,8 @@ async fn handle(gateway: &Gateway, listen: IpAddr, request: Request<Incoming>) -
         gateway.keep(&mut sessions, id, Arc::clone(&shaping), Instant::now());
     }
     if is_event_stream(&head.headers) {
-        let patient = parts.method == Method::GET || is_long_lived(&sent);
+        let patient = parts.method == Method::GET || is_long_lived(&sent.body);
+        let ids = sent.ids();
         let (sender, channel) = body_channel::channel();
         let upstream = gateway.upstream.clone();
         tokio::spawn(async move {
@@ -491,7 +495,25 @@ async fn handle(gateway: &Gateway, listen: IpAddr, request: Request<Incoming>) -
     if parts.method == Method::GET || status == StatusCode::ACCEPTED {
         return Response::from_parts(head, body.boxed());
     }
-    json_body(gateway, &shaping, head, body, ids).await
+    json_body(gateway, &shaping, head, body, &sent).await
+}
+
+/// What the client sent: a POST's requests' ids are read only when the answer needs
+/// them (an error for each, an SSE stream, a long body), not for every short answer.
+struct Sent {
+    post: bool,
+    body: Bytes,
+}
+
+impl Sent {
+    /// The raw JSON ids of the requests sent (none but in a POST).
+    fn ids(&self) -> Vec<String> {
+        if self.post {
+            request_ids(&self.body)
+        } else {
+            Vec::new()
+        }
+    }
 }
 
 /// The answer for a JSON body: shaped whole when it is short (and then, when it is
@@ -502,14 +524,14 @@ async fn json_body(
     shaping: &Arc<Shaping>,
     head: http::response::Parts,
     mut body: Incoming,
-    ids: Vec<String>,
+    sent: &Sent,
 ) -> Response<Body> {
     let mut shaped = BodyShaper::new(Out::Http);
     let mut sink = QueueSink::default();
     let wait = gateway.upstream.wait(false);
     loop {
         match gateway.upstream.next_data(&mut body, wait).await {
-            Err(failure) => return failed(gateway, shaping, &ids, &failure),
+            Err(failure) => return failed(gateway, shaping, &sent.ids(), &failure),
             Ok(Some(data)) => {
                 shaping.shape(|shaper| shaped.push(shaper, &data, &mut sink));
                 if shaped.whole().is_none() {
@@ -517,14 +539,19 @@ async fn json_body(
                 }
             }
             Ok(None) => {
-                let whole = shaped.whole().unwrap_or_default();
-                if whole.is_empty() && ids.is_empty() {
+                let empty = shaped.whole().is_none_or(<[u8]>::is_empty);
+                if empty && sent.ids().is_empty() {
                     return Response::from_parts(head, full(Bytes::new()));
                 }
-                if !is_answer(whole) {
-                    return failed(gateway, shaping, &ids, &UpstreamFailure::NotJson);
+                let ended = shaping.shape(|shaper| shaped.end(shaper, &mut sink));
+                // A body that answers a request is an answer (B4, read as the shaper
+                // decided); any other must be JSON. What was queued for one that is
+                // neither is dropped.
+                let answer =
+                    !ended.answered.is_empty() || ended.whole.as_deref().is_some_and(is_answer);
+                if !answer {
+                    return failed(gateway, shaping, &sent.ids(), &UpstreamFailure::NotJson);
                 }
-                shaping.shape(|shaper| shaped.end(shaper, &mut sink));
                 return Response::from_parts(head, full(sink.take_bytes()));
             }
         }
@@ -532,6 +559,7 @@ async fn json_body(
     let (sender, channel) = body_channel::channel();
     let upstream = gateway.upstream.clone();
     let shaping = Arc::clone(shaping);
+    let ids = sent.ids();
     tokio::spawn(async move {
         let _ = stream_body(&upstream, &shaping, body, wait, (shaped, sink), ids, sender).await;
     });

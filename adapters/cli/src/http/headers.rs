@@ -13,17 +13,28 @@ pub const SESSION_ID: &str = "mcp-session-id";
 /// The revision header of Streamable HTTP (2025-06-18 on).
 pub const PROTOCOL_VERSION: &str = "mcp-protocol-version";
 
-/// Headers that belong to one connection, never forwarded.
-const HOP_BY_HOP: [&str; 8] = [
-    "connection",
-    "keep-alive",
-    "proxy-authenticate",
-    "proxy-authorization",
-    "te",
-    "trailer",
-    "transfer-encoding",
-    "upgrade",
+/// Headers that belong to one connection, never forwarded (`Keep-Alive` too, which
+/// [`http`] has no constant for).
+const HOP_BY_HOP: [HeaderName; 7] = [
+    header::CONNECTION,
+    header::PROXY_AUTHENTICATE,
+    header::PROXY_AUTHORIZATION,
+    header::TE,
+    header::TRAILER,
+    header::TRANSFER_ENCODING,
+    header::UPGRADE,
 ];
+
+/// Whether `name` is a header of one connection ([`HOP_BY_HOP`], `Keep-Alive`), or
+/// one `Host` and `Content-Length`, which each hop sets itself. A known name is
+/// compared as what it is, not by its text.
+fn is_this_hops(name: &HeaderName) -> bool {
+    const KEEP_ALIVE: HeaderName = HeaderName::from_static("keep-alive");
+    HOP_BY_HOP.contains(name)
+        || name == header::HOST
+        || name == header::CONTENT_LENGTH
+        || name == KEEP_ALIVE
+}
 
 /// The headers of `incoming` to send on the next hop: hop-by-hop ones and those the
 /// `Connection` header names dropped, and `Host` and `Content-Length` (the next hop's
@@ -42,6 +53,11 @@ const HOP_BY_HOP: [&str; 8] = [
 /// assert!(sent.get("x-hop").is_none());
 /// ```
 pub fn end_to_end(incoming: &HeaderMap) -> HeaderMap {
+    end_to_end_but(incoming, None)
+}
+
+/// [`end_to_end`], and without `also` if given.
+fn end_to_end_but(incoming: &HeaderMap, also: Option<&HeaderName>) -> HeaderMap {
     let named: Vec<HeaderName> = incoming
         .get_all(header::CONNECTION)
         .iter()
@@ -49,13 +65,10 @@ pub fn end_to_end(incoming: &HeaderMap) -> HeaderMap {
         .flat_map(|value| value.split(','))
         .filter_map(|name| HeaderName::from_bytes(name.trim().as_bytes()).ok())
         .collect();
-    let mut out = HeaderMap::with_capacity(incoming.len());
+    let mut out = HeaderMap::with_capacity(incoming.len() + 1);
     for (name, value) in incoming {
-        let hop = HOP_BY_HOP.contains(&name.as_str())
-            || name == header::HOST
-            || name == header::CONTENT_LENGTH
-            || named.contains(name);
-        if !hop {
+        let dropped = is_this_hops(name) || named.contains(name) || Some(name) == also;
+        if !dropped {
             out.append(name.clone(), value.clone());
         }
     }
@@ -81,10 +94,10 @@ pub const FORWARDED_HOST: &str = "x-forwarded-host";
 /// assert!(sent.get("host").is_none());
 /// ```
 pub fn to_upstream(incoming: &HeaderMap) -> HeaderMap {
-    let mut out = end_to_end(incoming);
-    out.remove(FORWARDED_HOST);
+    const NAME: HeaderName = HeaderName::from_static(FORWARDED_HOST);
+    let mut out = end_to_end_but(incoming, Some(&NAME));
     if let Some(host) = incoming.get(header::HOST) {
-        out.insert(FORWARDED_HOST, host.clone());
+        out.insert(NAME, host.clone());
     }
     out
 }
@@ -163,8 +176,12 @@ mod tests {
         ] {
             incoming.append(name, HeaderValue::from_static(value));
         }
-        for hop in HOP_BY_HOP.iter().chain(&["host", "content-length"]) {
-            incoming.append(*hop, HeaderValue::from_static("x"));
+        for hop in HOP_BY_HOP.iter().chain(&[
+            header::HOST,
+            header::CONTENT_LENGTH,
+            HeaderName::from_static("keep-alive"),
+        ]) {
+            incoming.append(hop, HeaderValue::from_static("x"));
         }
         let sent = end_to_end(&incoming);
         assert_eq!(sent.len(), 6);

@@ -20,6 +20,7 @@
 //! A refused request gets `403` and a JSON-RPC error ([`refusal_body`]) naming the
 //! header; the value is shown only when short and printable, never at length.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
@@ -35,19 +36,19 @@ pub enum Pattern {
     /// `*`: any value.
     Any,
     /// A name or address, with a scheme (origins) and a port when given.
-    Site(Site),
+    Site(Site<'static>),
 }
 
 /// A host (lowercase; an IPv6 address in brackets), the scheme an origin has and the
 /// port when one was given.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Site {
-    scheme: Option<String>,
-    host: String,
+pub struct Site<'a> {
+    scheme: Option<Cow<'a, str>>,
+    host: Cow<'a, str>,
     port: Option<u16>,
 }
 
-impl Site {
+impl Site<'_> {
     /// Whether the host is a loopback name: `localhost`, 127.0.0.0/8 or `[::1]`.
     fn is_loopback(&self) -> bool {
         if self.host == "localhost" {
@@ -62,6 +63,15 @@ impl Site {
         self.host
             .parse::<Ipv4Addr>()
             .is_ok_and(|address| address.is_loopback())
+    }
+
+    /// This site, owning its text (an allowed one, kept).
+    fn into_owned(self) -> Site<'static> {
+        Site {
+            scheme: self.scheme.map(|scheme| Cow::Owned(scheme.into_owned())),
+            host: Cow::Owned(self.host.into_owned()),
+            port: self.port,
+        }
     }
 
     /// Whether this site, as a request named it, is allowed by `pattern`.
@@ -198,11 +208,14 @@ pub fn parse_allowed_host(text: &str) -> Result<Pattern, String> {
     if text == "*" {
         return Ok(Pattern::Any);
     }
-    site(None, text).map(Pattern::Site).ok_or_else(|| {
-        "an allowed host is a name or address, with `:port` or without (`mcp.example.com`, \
+    site(None, text)
+        .map(Site::into_owned)
+        .map(Pattern::Site)
+        .ok_or_else(|| {
+            "an allowed host is a name or address, with `:port` or without (`mcp.example.com`, \
          `10.0.0.5:8808`, `[::1]`), or `*`"
-            .to_owned()
-    })
+                .to_owned()
+        })
 }
 
 /// An `--allowed-origins` entry: `*`, or `scheme://host` with or without `:port`
@@ -218,11 +231,14 @@ pub fn parse_allowed_origin(text: &str) -> Result<Pattern, String> {
     if text == "*" {
         return Ok(Pattern::Any);
     }
-    origin_site(text).map(Pattern::Site).ok_or_else(|| {
-        "an allowed origin is `scheme://host` with `:port` or without \
+    origin_site(text)
+        .map(Site::into_owned)
+        .map(Pattern::Site)
+        .ok_or_else(|| {
+            "an allowed origin is `scheme://host` with `:port` or without \
          (`https://app.example.com`, `http://localhost:6274`), or `*`"
-            .to_owned()
-    })
+                .to_owned()
+        })
 }
 
 /// The body of the `403` a refused request gets: a JSON-RPC error without an id,
@@ -261,19 +277,19 @@ pub fn refusal_body(refused: Refused, value: Option<&[u8]>) -> Vec<u8> {
 }
 
 /// A `Host` value (or an allowed host) read as a site; `scheme` is kept with it.
-fn site(scheme: Option<String>, text: &str) -> Option<Site> {
+fn site<'a>(scheme: Option<Cow<'a, str>>, text: &'a str) -> Option<Site<'a>> {
     let (host, after) = if let Some(rest) = text.strip_prefix('[') {
         let (inside, after) = rest.split_once(']')?;
         let address: Ipv6Addr = inside.parse().ok()?;
-        (format!("[{address}]"), after)
+        (Cow::Owned(format!("[{address}]")), after)
     } else {
-        let end = text.find(':').unwrap_or(text.len());
+        let end = memchr::memchr(b':', text.as_bytes()).unwrap_or(text.len());
         let (host, after) = text.split_at(end);
         let name_byte = |byte: u8| byte.is_ascii_alphanumeric() || b"-._~".contains(&byte);
         if host.is_empty() || !host.bytes().all(name_byte) {
             return None;
         }
-        (host.to_ascii_lowercase(), after)
+        (lowercase(host), after)
     };
     let port = match after {
         "" => None,
@@ -282,16 +298,25 @@ fn site(scheme: Option<String>, text: &str) -> Option<Site> {
     Some(Site { scheme, host, port })
 }
 
+/// `text` in lowercase, copied only when it has an uppercase letter (a request's
+/// `Host` seldom has one).
+fn lowercase(text: &str) -> Cow<'_, str> {
+    match text.bytes().any(|byte| byte.is_ascii_uppercase()) {
+        true => Cow::Owned(text.to_ascii_lowercase()),
+        false => Cow::Borrowed(text),
+    }
+}
+
 /// An `Origin` value (or an allowed origin): `scheme://host[:port]`, a `/` after it
 /// tolerated. `null` and every other form read as nothing.
-fn origin_site(text: &str) -> Option<Site> {
+fn origin_site(text: &str) -> Option<Site<'_>> {
     let (scheme, rest) = text.split_once("://")?;
     let scheme_byte = |byte: u8| byte.is_ascii_alphanumeric() || b"+-.".contains(&byte);
     if scheme.is_empty() || !scheme.bytes().all(scheme_byte) {
         return None;
     }
     site(
-        Some(scheme.to_ascii_lowercase()),
+        Some(lowercase(scheme)),
         rest.strip_suffix('/').unwrap_or(rest),
     )
 }

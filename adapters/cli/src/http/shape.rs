@@ -144,6 +144,13 @@ impl QueueSink {
     /// Everything queued, as bytes (held bytes read back in): for tests and small
     /// answers.
     pub fn take_bytes(&mut self) -> Vec<u8> {
+        // One piece (a short answer): itself, not a copy.
+        if self.queue.len() == 1
+            && matches!(self.queue.front(), Some(Queued::Bytes(_)))
+            && let Some(Queued::Bytes(bytes)) = self.queue.pop_front()
+        {
+            return bytes;
+        }
         let mut out = Vec::new();
         for queued in self.queue.drain(..) {
             match queued {
