@@ -8,8 +8,8 @@
 #![no_main]
 
 use arbitrary::Unstructured;
-use backstop_core::testing::{checks::check_limit, unstructured};
 use backstop_core::limit::Keep;
+use backstop_core::testing::{checks::check_limit, unstructured};
 use backstop_core::{Limit, LimitError, ToolResult};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
@@ -54,7 +54,9 @@ fuzz_target!(|data: &[u8]| {
             );
         }
         Ok(limit) => {
-            if let Err(violation) = check_limit(&limit.line_aligned(line_align).with_keep(keep), &result) {
+            if let Err(violation) =
+                check_limit(&limit.line_aligned(line_align).with_keep(keep), &result)
+            {
                 panic!("{violation}");
             }
         }

@@ -81,7 +81,16 @@ fn ids(bytes: &[u8]) -> Option<Vec<Option<Value>>> {
 
 /// Feed one server line and check what comes out.
 fn server_line(shaper: &mut Shaper, line: &[u8]) {
-    if let Forward::Rewritten(out) = shaper.server_message(line) {
+    let route = shaper.server_route(line);
+    if let Some(answered) = &route.answered {
+        // A0, B4: what the shaper says a message answers is what every path reads.
+        assert_eq!(
+            answered,
+            &backstop_jsonrpc::message::response_ids(line),
+            "the route's answered ids"
+        );
+    }
+    if let Some(Forward::Rewritten(out)) = route.forward {
         let before = ids(line).expect("only JSON is rewritten");
         let after = ids(&out).expect("a rewritten line is valid JSON");
         assert_eq!(before, after, "a rewritten line answers the same requests");
@@ -212,7 +221,12 @@ fn run(data: &[u8]) -> Result<()> {
                     line
                 };
                 server_lines.push(line.clone());
-                shaper.route_server_message(&line)
+                let route = shaper.route_server_message(&line);
+                if let Some(answered) = &route.answered {
+                    let read = backstop_jsonrpc::message::response_ids(&line);
+                    assert_eq!(answered, &read, "the route's answered ids");
+                }
+                route
             };
             check_route(&route, &server_lines);
             continue;

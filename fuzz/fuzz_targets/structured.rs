@@ -10,8 +10,8 @@
 #![no_main]
 
 use arbitrary::Unstructured;
-use backstop_core::testing::{checks::check_structured_limit, unstructured};
 use backstop_core::limit::Keep;
+use backstop_core::testing::{checks::check_structured_limit, unstructured};
 use backstop_core::{Content, Limit, ToolResult};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
