@@ -9,7 +9,7 @@
 //! stream), `hang` (no answer), `trickle` (an answer that never ends, a byte at a time),
 //! `bad_utf8_sse` / `bad_utf8_json` (a string that is not UTF-8),
 //! `cut_emoji_json` / `cut_emoji_sse` (a lone surrogate, id last), `not_json` (an HTML
-//! body), `ok` (a big result, to show shaping still works after each fault).
+//! body), `empty` (a JSON body of no bytes for a request), `ok` (a big result, to show shaping still works after each fault).
 
 mod http_support;
 
@@ -36,7 +36,7 @@ static DELETES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new()
 
 /// The tools the misbehaving server has; it answers a call of any other with an
 /// unknown-tool error.
-const TOOLS: [&str; 14] = [
+const TOOLS: [&str; 15] = [
     "headers",
     "drop",
     "resume",
@@ -50,6 +50,7 @@ const TOOLS: [&str; 14] = [
     "cut_emoji_json",
     "cut_emoji_sse",
     "not_json",
+    "empty",
     "ok",
 ];
 
@@ -276,6 +277,7 @@ async fn misbehave(request: Request<Incoming>) -> Result<Response<Body>, Infalli
         "cut_emoji_json" => json_body(cut_emoji(&id).into_bytes()),
         "cut_emoji_sse" => sse(full(format!("id: 1\ndata: {}\n\n", cut_emoji(&id)))),
         "not_json" => json_body(b"<html>Bad gateway</html>".to_vec()),
+        "empty" => json_body(Vec::new()),
         "bad_utf8_json" => json_body(
             format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"#)
                 .into_bytes()
@@ -458,6 +460,9 @@ fn a5_the_gateway_answers_each_fault_and_keeps_serving() {
     );
     let reply = http.post(&url, Some("s-1"), &call(10, "not_json", json!({})));
     assert_upstream_error(&reply.response(), &upstream, "not JSON-RPC");
+    // A5, B1: an empty JSON body for a request is no answer; the request gets its error.
+    let reply = http.post(&url, Some("s-1"), &call(15, "empty", json!({})));
+    assert_upstream_error(&reply.response(), &upstream, "not JSON-RPC");
     ok();
 
     // A batch: each of its requests is answered.
@@ -535,6 +540,7 @@ fn a5_proxy_url_answers_each_fault_and_keeps_serving() {
         (3, "hang", "did not answer within 1 s"),
         (4, "trickle", "did not finish its answer within 2 s"),
         (5, "not_json", "not JSON-RPC"),
+        (8, "empty", "not JSON-RPC"),
     ] {
         proxy.send(&call(id, name, json!({})));
         let answers = proxy.until_response(id);
