@@ -79,17 +79,19 @@ fn ids(bytes: &[u8]) -> Option<Vec<Option<Value>>> {
     }
 }
 
+/// A0, B4: the ids a route says its message answers, when it says, are the ones every
+/// path reads (`message::response_ids`).
+fn check_answered(route: &Route, message: &[u8]) {
+    if let Some(answered) = &route.answered {
+        let read = backstop_jsonrpc::message::response_ids(message);
+        assert_eq!(answered, &read, "the route's answered ids");
+    }
+}
+
 /// Feed one server line and check what comes out.
 fn server_line(shaper: &mut Shaper, line: &[u8]) {
     let route = shaper.server_route(line);
-    if let Some(answered) = &route.answered {
-        // A0, B4: what the shaper says a message answers is what every path reads.
-        assert_eq!(
-            answered,
-            &backstop_jsonrpc::message::response_ids(line),
-            "the route's answered ids"
-        );
-    }
+    check_answered(&route, line);
     if let Some(Forward::Rewritten(out)) = route.forward {
         let before = ids(line).expect("only JSON is rewritten");
         let after = ids(&out).expect("a rewritten line is valid JSON");
@@ -222,10 +224,7 @@ fn run(data: &[u8]) -> Result<()> {
                 };
                 server_lines.push(line.clone());
                 let route = shaper.route_server_message(&line);
-                if let Some(answered) = &route.answered {
-                    let read = backstop_jsonrpc::message::response_ids(&line);
-                    assert_eq!(answered, &read, "the route's answered ids");
-                }
+                check_answered(&route, &line);
                 route
             };
             check_route(&route, &server_lines);

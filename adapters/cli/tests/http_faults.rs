@@ -9,7 +9,8 @@
 //! stream), `hang` (no answer), `trickle` (an answer that never ends, a byte at a time),
 //! `bad_utf8_sse` / `bad_utf8_json` (a string that is not UTF-8),
 //! `cut_emoji_json` / `cut_emoji_sse` (a lone surrogate, id last), `not_json` (an HTML
-//! body), `empty` (a JSON body of no bytes for a request), `ok` (a big result, to show shaping still works after each fault).
+//! body), `empty` (a JSON body of no bytes for a request), `ok` (a big result, to
+//! show shaping still works after each fault).
 
 mod http_support;
 
