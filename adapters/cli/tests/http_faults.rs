@@ -785,6 +785,34 @@ fn e8_a_failing_listing_never_fails_the_call_through_the_gateway() {
 /// R5: a stateless request (no session) behind the gateway starts from the listing
 /// kept for its credential; only the first request of a credential lists, and a
 /// listing the server did not declare public serves no other credential.
+/// A5, B1, B4 on 2026-07-28: a stateless request (no session, its revision in
+/// `_meta`) is answered as a session's is — a big result shaped, an answer that is not
+/// strict JSON passed as it came, and a JSON body that is no answer (HTML, or no bytes)
+/// replaced by the request's error.
+#[test]
+fn a5_a_stateless_request_gets_one_answer_for_each_fault() {
+    let (_runtime, upstream) = start_upstream(misbehave);
+    let (_gateway, url) = http_support::start_gateway(&upstream, &["--max-bytes", "2000"]);
+    let post = |id: u32, name: &str| {
+        let headers = [
+            ("content-type", "application/json"),
+            ("accept", "application/json, text/event-stream"),
+        ];
+        let request = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+            "name": name, "arguments": {},
+            "_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}});
+        Http::new().send(http::Method::POST, &url, &headers, &request.to_string())
+    };
+    assert_shaped(&post(1, "ok").response());
+    assert_eq!(post(2, "cut_emoji_json").body, cut_emoji("2").as_bytes());
+    for (id, name) in [(3, "not_json"), (4, "empty")] {
+        let error = post(id, name).response();
+        assert_eq!(error["id"], id, "{name}");
+        assert_upstream_error(&error, &upstream, "not JSON-RPC");
+    }
+    assert_shaped(&post(5, "ok").response());
+}
+
 #[test]
 fn r5_the_gateway_lists_once_per_credential_for_stateless_requests() {
     let (_runtime, upstream) = start_upstream(misbehave);
