@@ -336,50 +336,99 @@ pub fn start_gateway_with_file_limit(
     options: &[&str],
     files: u32,
 ) -> (Spawned, String) {
-    let port = free_port();
-    let mut child = Command::new("bash")
+    let mut command = Command::new("bash");
+    command
         .args(["-c", &format!(r#"ulimit -n {files}; exec "$0" "$@""#)])
         .arg(backstop())
-        .args([
-            "gateway",
-            "--quiet",
-            "--listen",
-            &format!("127.0.0.1:{port}"),
-        ])
-        .args(["--upstream", upstream])
-        .args(options)
-        .stdout(Stdio::null())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("backstop starts");
-    wait_for_port(port, &mut child);
-    (Spawned(child), format!("http://127.0.0.1:{port}/mcp"))
+        .arg("gateway");
+    spawn_gateway(command, upstream, options, None)
 }
 
 /// [`start_gateway`], its log of converted failures (G1) in `log` when given (else
-/// `--quiet`).
+/// on this process's stderr).
 pub fn start_gateway_logging(
     upstream: &str,
     options: &[&str],
     log: Option<&std::path::Path>,
 ) -> (Spawned, String) {
-    let port = free_port();
     let mut command = Command::new(backstop());
     command.arg("gateway");
-    match log {
-        Some(path) => command.stderr(std::fs::File::create(path).unwrap()),
-        None => command.arg("--quiet").stderr(Stdio::inherit()),
-    };
-    let mut child = command
-        .arg("--listen")
-        .arg(format!("127.0.0.1:{port}"))
-        .args(["--upstream", upstream])
+    spawn_gateway(command, upstream, options, log)
+}
+
+/// What the gateway says first on stderr, before the address it bound.
+const LISTENING_ON: &str = "backstop gateway: listening on http://";
+
+/// Start `command` (a `backstop gateway`) listening on a loopback port of the kernel's
+/// choosing, and read the port from the line the gateway writes once it is bound. No
+/// port is picked before the gateway binds it, so no other test's server can take it
+/// in between (or a probe connect to itself through it). Its stderr goes to `log` when
+/// given, else to this process's stderr.
+fn spawn_gateway(
+    mut command: Command,
+    upstream: &str,
+    options: &[&str],
+    log: Option<&std::path::Path>,
+) -> (Spawned, String) {
+    command
+        .args(["--listen", "127.0.0.1:0", "--upstream", upstream])
         .args(options)
-        .stdout(Stdio::null())
-        .spawn()
-        .expect("backstop starts");
-    wait_for_port(port, &mut child);
-    (Spawned(child), format!("http://127.0.0.1:{port}/mcp"))
+        .stdout(Stdio::null());
+    let (sender, address) = std::sync::mpsc::channel();
+    let mut child = match log {
+        Some(path) => {
+            let child = command
+                .stderr(std::fs::File::create(path).unwrap())
+                .spawn()
+                .expect("backstop starts");
+            let path = path.to_owned();
+            std::thread::spawn(move || {
+                let start = Instant::now();
+                while start.elapsed() < Duration::from_secs(60) {
+                    let text = std::fs::read_to_string(&path).unwrap_or_default();
+                    if let Some(address) = listening_address(&text) {
+                        let _ = sender.send(address);
+                        return;
+                    }
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            });
+            child
+        }
+        None => {
+            let mut child = command
+                .stderr(Stdio::piped())
+                .spawn()
+                .expect("backstop starts");
+            let stderr = BufReader::new(child.stderr.take().unwrap());
+            std::thread::spawn(move || {
+                let mut sender = Some(sender);
+                for line in stderr.lines().map_while(Result::ok) {
+                    if let Some(address) = listening_address(&line)
+                        && let Some(sender) = sender.take()
+                    {
+                        let _ = sender.send(address);
+                    }
+                    eprintln!("{line}");
+                }
+            });
+            child
+        }
+    };
+    match address.recv_timeout(Duration::from_secs(60)) {
+        Ok(address) => (Spawned(child), format!("http://{address}/mcp")),
+        Err(_) => {
+            let status = child.try_wait();
+            let _ = child.kill();
+            panic!("the gateway did not say where it listens (exit: {status:?})")
+        }
+    }
+}
+
+/// The address in the gateway's "listening on" line, if `text` has it.
+fn listening_address(text: &str) -> Option<String> {
+    let rest = &text[text.find(LISTENING_ON)? + LISTENING_ON.len()..];
+    rest.split_once(',').map(|(address, _)| address.to_owned())
 }
 
 /// One HTTP answer, its body whole.
