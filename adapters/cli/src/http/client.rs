@@ -44,7 +44,7 @@ use backstop_jsonrpc::stream::{Ended, Sink};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, StatusCode, header};
 use http_body_util::Full;
-use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio::sync::mpsc::{Sender, UnboundedReceiver, channel, unbounded_channel};
 use tokio::task::JoinSet;
 
 use super::headers::{
@@ -106,8 +106,9 @@ struct Session {
     protocol: Mutex<Option<HeaderValue>>,
     /// The raw ids of `initialize` requests not answered yet.
     initializing: Mutex<Vec<String>>,
-    /// Bytes for stdout, written as they come (no line break added).
-    out: UnboundedSender<Vec<u8>>,
+    /// Bytes for stdout, written as they come (no line break added), at most
+    /// [`STDOUT_WAITING`] pieces waiting for a slow reader (B3).
+    out: Sender<Vec<u8>>,
     /// Held by whoever writes to stdout, for as long as a message it writes is not
     /// whole: a long message streams through, and no other line may cut into it.
     writing: tokio::sync::Mutex<()>,
@@ -115,12 +116,7 @@ struct Session {
 
 impl Session {
     /// A session with `upstream`, nothing known of it yet; its answers go to `out`.
-    fn new(
-        upstream: Upstream,
-        extra: HeaderMap,
-        options: Options,
-        out: UnboundedSender<Vec<u8>>,
-    ) -> Self {
+    fn new(upstream: Upstream, extra: HeaderMap, options: Options, out: Sender<Vec<u8>>) -> Self {
         Self {
             upstream,
             extra,
@@ -176,7 +172,7 @@ impl Session {
                 }
             }
             line.push(b'\n');
-            let _ = self.out.send(line);
+            let _ = self.out.send(line).await;
         }
     }
 
@@ -192,15 +188,18 @@ impl Session {
     }
 
     /// Send what `sink` queued to stdout, held bytes read back a piece at a time.
-    fn send_queued(&self, sink: &mut QueueSink) {
-        for queued in sink.drain() {
+    async fn send_queued(&self, sink: &mut QueueSink) {
+        let queued: Vec<Queued> = sink.drain().collect();
+        for queued in queued {
             match queued {
                 Queued::Bytes(bytes) => {
-                    let _ = self.out.send(bytes);
+                    let _ = self.out.send(bytes).await;
                 }
-                Queued::Held(held) => held.pieces().for_each(|piece| {
-                    let _ = self.out.send(piece);
-                }),
+                Queued::Held(held) => {
+                    for piece in held.pieces() {
+                        let _ = self.out.send(piece).await;
+                    }
+                }
             }
         }
     }
@@ -305,13 +304,13 @@ impl Session {
                         if writing.is_none() {
                             writing = Some(self.writing.lock().await);
                         }
-                        self.send_queued(&mut sink);
+                        self.send_queued(&mut sink).await;
                     }
                 }
                 Ok(None) => break,
                 Err(failure) => {
                     if sink.sent_some() {
-                        let _ = self.out.send(b"\n".to_vec());
+                        let _ = self.out.send(b"\n".to_vec()).await;
                     }
                     return Err(failure);
                 }
@@ -325,7 +324,7 @@ impl Session {
         if writing.is_none() {
             writing = Some(self.writing.lock().await);
         }
-        self.send_queued(&mut sink);
+        self.send_queued(&mut sink).await;
         drop(writing);
         Ok(())
     }
@@ -366,7 +365,7 @@ impl Session {
                 if writing.is_none() {
                     writing = Some(self.writing.lock().await);
                 }
-                self.send_queued(&mut sink);
+                self.send_queued(&mut sink).await;
             }
             // Stdout is another's again once no message of this stream is half written.
             if !sink.sent_some() {
@@ -386,7 +385,7 @@ impl Session {
             if writing.is_none() {
                 writing = Some(self.writing.lock().await);
             }
-            self.send_queued(&mut sink);
+            self.send_queued(&mut sink).await;
         }
         drop(writing);
         failure
@@ -514,10 +513,15 @@ fn read_stdin() -> UnboundedReceiver<Vec<u8>> {
     receiver
 }
 
+/// How many pieces for stdout may wait for the client to read (each at most a read
+/// of the server's plus 256 KiB): a client that reads slowly, or not at all, slows
+/// the reading of the server's answer instead of making the proxy hold it (B3).
+const STDOUT_WAITING: usize = 8;
+
 /// Bytes for stdout, written on a thread of their own as they come, flushed whenever
 /// none wait.
-fn write_stdout() -> (UnboundedSender<Vec<u8>>, std::thread::JoinHandle<()>) {
-    let (sender, mut receiver) = unbounded_channel::<Vec<u8>>();
+fn write_stdout() -> (Sender<Vec<u8>>, std::thread::JoinHandle<()>) {
+    let (sender, mut receiver) = channel::<Vec<u8>>(STDOUT_WAITING);
     let writer = std::thread::spawn(move || {
         let mut out = BufWriter::with_capacity(64 << 10, io::stdout().lock());
         while let Some(bytes) = receiver.blocking_recv() {
@@ -604,7 +608,7 @@ mod tests {
             .enable_all()
             .build()
             .unwrap();
-        let (out, mut written) = unbounded_channel();
+        let (out, mut written) = channel(STDOUT_WAITING);
         let options = Options {
             shaper: backstop_jsonrpc::Shaper::default(),
             log_failures: false,

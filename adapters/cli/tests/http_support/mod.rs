@@ -344,6 +344,21 @@ pub fn start_gateway_with_file_limit(
     spawn_gateway(command, upstream, options, None)
 }
 
+/// [`start_gateway`] with the gateway's files limited to `kib` KiB (`ulimit -f`,
+/// SIGXFSZ ignored, so a write past it fails as on a full disk).
+#[allow(dead_code)] // not every test binary that includes this module asks
+pub fn start_gateway_on_full_disk(upstream: &str, options: &[&str], kib: u64) -> (Spawned, String) {
+    let mut command = Command::new("bash");
+    command
+        .args([
+            "-c",
+            &format!(r#"trap "" XFSZ; ulimit -f {kib}; exec "$0" "$@""#),
+        ])
+        .arg(backstop())
+        .arg("gateway");
+    spawn_gateway(command, upstream, options, None)
+}
+
 /// [`start_gateway`], its log of converted failures (G1) in `log` when given (else
 /// on this process's stderr).
 pub fn start_gateway_logging(

@@ -172,6 +172,13 @@ pub fn peak_rss(pid: u32) -> u64 {
     kb * 1024
 }
 
+/// Starts process `pid`'s peak resident memory (VmHWM) over from its resident memory
+/// now (`5` written to `/proc/<pid>/clear_refs`), so each case measures its own peak.
+#[allow(dead_code)] // not every test binary that includes this module measures memory
+pub fn reset_peak_rss(pid: u32) {
+    std::fs::write(format!("/proc/{pid}/clear_refs"), "5").unwrap();
+}
+
 /// The bytes process `pid` has written so far, to pipes, sockets and files alike
 /// (`wchar` in `/proc/<pid>/io`).
 #[allow(dead_code)] // not every test binary that includes this module measures writes
