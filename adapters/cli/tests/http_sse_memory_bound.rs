@@ -226,7 +226,28 @@ fn streamed(pieces: impl Iterator<Item = Bytes> + Send + 'static) -> Response<Te
 /// the big event its arguments (or, for the resource, its URI's query) describe.
 async fn serve(request: Request<Incoming>) -> Result<Response<TestBody>, Infallible> {
     let body = request.into_body().collect().await.unwrap().to_bytes();
+    Ok(answer(serde_json::from_slice(&body).unwrap_or_default()))
+}
+
+/// Whether [`serve_listing_held`] was asked for the tools.
+static LISTING_ASKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+/// Lets the `tools/list` of [`serve_listing_held`] be answered.
+static LISTING_HELD: tokio::sync::Notify = tokio::sync::Notify::const_new();
+
+/// [`serve`], its `tools/list` answered only once the test lets it
+/// ([`LISTING_HELD`]): the gateway's own listing stays in flight until then.
+async fn serve_listing_held(request: Request<Incoming>) -> Result<Response<TestBody>, Infallible> {
+    let body = request.into_body().collect().await.unwrap().to_bytes();
     let message: Value = serde_json::from_slice(&body).unwrap_or_default();
+    if message["method"] == "tools/list" {
+        LISTING_ASKED.store(true, std::sync::atomic::Ordering::SeqCst);
+        LISTING_HELD.notified().await;
+    }
+    Ok(answer(message))
+}
+
+/// The upstream's answer to `message`.
+fn answer(message: Value) -> Response<TestBody> {
     let id = message["id"].clone();
     let json = |value: Value| {
         Response::builder()
@@ -235,7 +256,7 @@ async fn serve(request: Request<Incoming>) -> Result<Response<TestBody>, Infalli
             .body(full(value.to_string()))
             .unwrap()
     };
-    Ok(match message["method"].as_str() {
+    match message["method"].as_str() {
         Some("initialize") => json(json!({"jsonrpc": "2.0", "id": id,
             "result": {"protocolVersion": "2025-11-25",
                        "capabilities": {"tools": {}, "resources": {}},
@@ -252,7 +273,7 @@ async fn serve(request: Request<Incoming>) -> Result<Response<TestBody>, Infalli
         Some("tools/list") => json(json!({"jsonrpc": "2.0", "id": id, "result": {"tools": [
             {"name": "big", "inputSchema": {"type": "object"}}]}})),
         _ => json(json!({"jsonrpc": "2.0", "id": id, "result": {}})),
-    })
+    }
 }
 
 /// The request for the big answer: a `tools/call` (cut) or a `resources/read` (uncut).
@@ -482,6 +503,50 @@ fn b3_sse_events_of_any_size_and_framing_through_the_gateway_in_bounded_memory()
         &format!("backstop gateway, outside a session, {framing:?} (cut)"),
         gateway.0.id(),
     );
+}
+
+/// SPEC B3 while the gateway's own listing is in flight (E8, R5): a first call makes
+/// the gateway list the tools, and the upstream holds that listing; a second call, sent
+/// at once meanwhile, gets its big answer cut — not read whole for the listing (three
+/// times its size, before) — and the first call is answered once the listing is.
+#[test]
+fn b3_an_answer_that_ends_while_the_gateway_lists_the_tools_is_not_held_whole() {
+    let (_runtime, upstream) = start_upstream(serve_listing_held);
+    let (gateway, url) = start_gateway(&upstream, &["--max-bytes", &CAP.to_string()]);
+    let http = http_support::Http::new();
+    let (session, _) = http.initialize(&url);
+    let framing = |mib| Framing {
+        mib,
+        chunk: BUFFER,
+        id_last: false,
+        comment_mib: 0,
+    };
+    let first = {
+        let (url, session) = (url.clone(), session.clone());
+        std::thread::spawn(move || {
+            post_streamed(&url, Some(&session), request(2, true, framing(0)), None)
+        })
+    };
+    // The first call's listing is under way (the upstream holds it) before the second.
+    while !LISTING_ASKED.load(std::sync::atomic::Ordering::SeqCst) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let big = framing((big_mib() / 4).max(1));
+    let bytes = post_streamed(&url, Some(&session), request(3, true, big), None);
+    assert_cut_event(&bytes, 3, big);
+    assert_bounded(
+        &format!("backstop gateway, its listing in flight, {big:?} (cut)"),
+        gateway.0.id(),
+    );
+    LISTING_HELD.notify_one();
+    let first = first.join().unwrap();
+    let answer: Value = serde_json::from_slice(
+        &backstop::http::sse::SseParser::default().feed(&first)[0]
+            .data()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(answer["id"], 2, "the first call answered after the listing");
 }
 
 /// SPEC B3, B5 on a full disk (the gateway's files limited to 32 MiB): an answer being

@@ -794,7 +794,9 @@ impl Shaper {
     /// core as the whole would be ([`shape_tool_call_in_part`](backstop_core::call::shape_tool_call_in_part)); a message that was
     /// held whole is shaped as [`route_server_message`](Self::route_server_message)
     /// would; one that cannot need a change is sent as it came; anything else is
-    /// [`LongDecision::NeedsWhole`].
+    /// [`LongDecision::NeedsWhole`]. One held in part is never read whole because
+    /// backstop's own listing is in flight (B3): it is decided with what is known, and
+    /// the messages that wait for the listing go before it.
     ///
     /// ```
     /// use backstop_jsonrpc::{Forward, Shaper, shaper::LongDecision, scan::Scan};
@@ -805,19 +807,61 @@ impl Shaper {
     /// assert_eq!(decision, LongDecision::Route(backstop_jsonrpc::Route::forward(Forward::Unchanged)));
     /// ```
     pub fn long_server_message(&mut self, scanned: &Scanned) -> LongDecision {
-        let unchanged = LongDecision::Route(Route::forward(Forward::Unchanged));
         if scanned.invalid {
             // Not JSON: forwarded as it came; the stream, which read it leniently, says
             // which request it answers (B4).
-            return unchanged;
+            let unchanged = Route::forward(Forward::Unchanged);
+            return LongDecision::Route(self.after_waiting(unchanged));
         }
+        let listing = self.machine.listing_in_flight() || !self.waiting.is_empty();
         if !scanned.dropped && scanned.holes.is_empty() {
-            // Held whole: the skeleton is the message.
-            return LongDecision::Route(self.route_server_message(&scanned.skeleton));
+            // Held whole (its structure alone, within the scan's bound): the skeleton
+            // is the message, read as its frame reads a whole one while the listing
+            // may hold it.
+            return match listing {
+                true => LongDecision::NeedsWhole,
+                false => LongDecision::Route(self.route_server_message(&scanned.skeleton)),
+            };
         }
-        if scanned.batch || self.machine.listing_in_flight() || !self.waiting.is_empty() {
+        if scanned.batch || self.answers_own_listing(scanned) {
             return LongDecision::NeedsWhole;
         }
+        // Held in part: never read whole for backstop's listing (B3), but decided with
+        // what is known now, after what waits for the listing.
+        match self.long_decision(scanned) {
+            LongDecision::Route(route) => LongDecision::Route(self.after_waiting(route)),
+            needs_whole => needs_whole,
+        }
+    }
+
+    /// Whether a long message is the answer to backstop's own listing (read whole:
+    /// the catalog is in it).
+    fn answers_own_listing(&self, scanned: &Scanned) -> bool {
+        self.machine.listing_in_flight()
+            && scanned.method.is_none()
+            && scanned
+                .id
+                .as_deref()
+                .and_then(request_id)
+                .is_some_and(|id| self.machine.answers_own_listing(&id))
+    }
+
+    /// `route` after the server messages waiting for backstop's listing, which go
+    /// first, in the order they came, decided with what is known (B1, B3).
+    pub(crate) fn after_waiting(&mut self, mut route: Route) -> Route {
+        if self.waiting.is_empty() {
+            return route;
+        }
+        let mut released = self.release_queued();
+        released.to_client.append(&mut route.to_client);
+        route.to_client = released.to_client;
+        route
+    }
+
+    /// [`long_server_message`](Self::long_server_message) for a single message held
+    /// in part.
+    fn long_decision(&mut self, scanned: &Scanned) -> LongDecision {
+        let unchanged = LongDecision::Route(Route::forward(Forward::Unchanged));
         if scanned.method.is_some() {
             if self.passes_early(None, scanned.method.as_deref(), false) {
                 return unchanged;

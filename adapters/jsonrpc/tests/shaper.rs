@@ -909,7 +909,11 @@ fn route_client(shaper: &mut Shaper, message: &Value) -> Vec<Value> {
 
 /// A shaper through the handshake of `probe-client 9.9` on the route API, no listing.
 fn routed_session() -> Shaper {
-    let mut shaper = Shaper::default();
+    routed_session_of(Shaper::default())
+}
+
+/// [`routed_session`] of `shaper`.
+fn routed_session_of(mut shaper: Shaper) -> Shaper {
     let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
         "clientInfo": {"name": "probe-client", "version": "9.9"}}});
@@ -1065,6 +1069,57 @@ fn b5_a_late_answer_held_for_the_listing_is_dropped_when_released() {
     );
     let answer: Value = serde_json::from_slice(&done.to_client[0]).unwrap();
     assert_eq!(answer["id"], 1);
+}
+
+/// B3, B1 while the shaper's own listing is in flight: a long answer being cut is not
+/// held for it, nor read whole at its end (it was, three times over, through the
+/// gateway) — what waits for the listing goes first, as it came, then the cut; the
+/// listing's answer is still the shaper's own.
+#[test]
+fn b3_a_long_answer_during_the_own_listing_is_cut_unheld_after_what_waits() {
+    use backstop_jsonrpc::stream::{MemorySink, ServerStream};
+    let mut shaper = routed_session_of(Shaper::new(Limit::new(1_000).unwrap()));
+    assert_eq!(
+        route_client(&mut shaper, &call_message(json!(1), "take_int")).len(),
+        1
+    );
+    assert!(route_client(&mut shaper, &call_message(json!(2), "logs")).is_empty());
+    let waiting = shaper.route_server_message(UNKNOWN_TAKE_INT.as_bytes());
+    assert_eq!(waiting.forward, None, "held for the listing");
+    let text = "line of output\\n".repeat(200_000);
+    let line = format!(
+        r#"{{"jsonrpc":"2.0","id":2,"result":{{"content":[{{"type":"text","text":"{text}$ "}}]}}}}"#
+    );
+    let mut stream = ServerStream::new(64 << 10).unheld_from(0);
+    let mut sink = MemorySink::default();
+    for chunk in line.as_bytes().chunks(50_000) {
+        stream.push(&mut shaper, chunk, &mut sink);
+        assert!(sink.held.len() < 200_000, "B3: held {}", sink.held.len());
+    }
+    stream.push(&mut shaper, b"\n", &mut sink);
+    assert_eq!(sink.read_whole, 0, "B3: never read whole");
+    let sent = String::from_utf8(sink.sent).unwrap();
+    let lines: Vec<&str> = sent.lines().collect();
+    assert_eq!(lines.len(), 2, "{sent:.300}");
+    assert_eq!(
+        lines[0], UNKNOWN_TAKE_INT,
+        "B1: what waited first, as it came"
+    );
+    let cut: Value = serde_json::from_str(lines[1]).unwrap();
+    assert_eq!(cut["id"], 2);
+    assert!(lines[1].len() < 1_100, "L2: the result within the cap");
+    assert!(
+        cut["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .ends_with("$ ")
+    );
+    let listed = shaper.route_server_message(page(OWN_LIST_1, &["takes_int"], None).as_bytes());
+    assert_eq!(
+        listed.forward, None,
+        "the listing's answer is the shaper's own"
+    );
+    assert!(listed.to_client.is_empty(), "nothing is sent twice");
 }
 
 #[test]

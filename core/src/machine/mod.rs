@@ -959,10 +959,12 @@ impl SessionMachine {
 
     /// Whether the answer to `id`, a result of which `bytes` have come, is one an
     /// adapter cuts without holding it (SPEC B3, B4): the result of a pending
-    /// `tools/call` the limit applies to, not cancelled, already over the cap, while
-    /// no listing of backstop's own is in flight. The adapter then holds only what a
-    /// cut keeps; if the answer turns out not to be JSON, or one the kept parts cannot
-    /// decide, it is answered with an error for its id, never sent as it came.
+    /// `tools/call` the limit applies to, not cancelled, already over the cap —
+    /// whether or not a listing of backstop's own is in flight: an answer is never held
+    /// whole for it (B3), and is cut with what is known of its tool when it ends. The
+    /// adapter then holds only what a cut keeps; if the answer turns out not to be
+    /// JSON, or one the kept parts cannot decide, it is answered with an error for its
+    /// id, never sent as it came.
     ///
     /// ```
     /// use std::time::Instant;
@@ -985,10 +987,7 @@ impl SessionMachine {
         let RequestKind::ToolsCall { tool, .. } = &request.kind else {
             return false;
         };
-        !self.listing.in_flight()
-            && !request.cancelled
-            && self.limit.applies_to(tool)
-            && bytes > self.limit.max_bytes() as u64
+        !request.cancelled && self.limit.applies_to(tool) && bytes > self.limit.max_bytes() as u64
     }
 
     /// Whether `id` is a pending `tools/call`: its answer is shaped with the catalog (an

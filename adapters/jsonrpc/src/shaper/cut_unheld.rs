@@ -34,14 +34,15 @@ use crate::scan::Scanned;
 impl Shaper {
     /// Whether the answer to the request `id` (raw JSON), a result of which `bytes`
     /// have come, is cut without being held
-    /// ([`SessionMachine::cuts_unheld`](backstop_core::machine::SessionMachine::cuts_unheld)),
-    /// and no earlier answer waits for backstop's listing to go first.
+    /// ([`SessionMachine::cuts_unheld`](backstop_core::machine::SessionMachine::cuts_unheld)).
+    /// Messages waiting for backstop's listing still go before it
+    /// ([`cut_unheld`](Self::cut_unheld)).
     pub fn cuts_unheld(&self, id: &[u8], bytes: u64) -> bool {
         let id = serde_json::from_slice::<&RawValue>(id)
             .ok()
             .and_then(RequestId::from_raw);
         match id {
-            Some(id) => self.waiting.is_empty() && self.machine.cuts_unheld(&id.into(), bytes),
+            Some(id) => self.machine.cuts_unheld(&id.into(), bytes),
             None => false,
         }
     }
@@ -50,8 +51,14 @@ impl Shaper {
     /// what the scan held of it (`bytes` long in all): the cut, or an error for its id
     /// ([`unheld_answer_error`]) when it is not JSON or the kept parts cannot decide
     /// the cut. Nothing, when its request is no longer waiting for it (cancelled
-    /// since, or answered already): at most one answer per id.
+    /// since, or answered already): at most one answer per id. The server messages
+    /// that wait for backstop's listing go first, in the order they came (B1).
     pub fn cut_unheld(&mut self, scanned: &Scanned, bytes: u64) -> Route {
+        let route = self.cut_unheld_alone(scanned, bytes);
+        self.after_waiting(route)
+    }
+
+    fn cut_unheld_alone(&mut self, scanned: &Scanned, bytes: u64) -> Route {
         let id_json = scanned.id.as_deref().map(String::from_utf8_lossy);
         let Some(id_json) = id_json else {
             return Route::default();
