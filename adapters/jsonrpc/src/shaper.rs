@@ -823,7 +823,7 @@ impl Shaper {
                 false => LongDecision::Route(self.route_server_message(&scanned.skeleton)),
             };
         }
-        if scanned.batch || self.answers_own_listing(scanned) {
+        if scanned.batch {
             return LongDecision::NeedsWhole;
         }
         // Held in part: never read whole for backstop's listing (B3), but decided with
@@ -832,18 +832,6 @@ impl Shaper {
             LongDecision::Route(route) => LongDecision::Route(self.after_waiting(route)),
             needs_whole => needs_whole,
         }
-    }
-
-    /// Whether a long message is the answer to backstop's own listing (read whole:
-    /// the catalog is in it).
-    fn answers_own_listing(&self, scanned: &Scanned) -> bool {
-        self.machine.listing_in_flight()
-            && scanned.method.is_none()
-            && scanned
-                .id
-                .as_deref()
-                .and_then(request_id)
-                .is_some_and(|id| self.machine.answers_own_listing(&id))
     }
 
     /// `route` after the server messages waiting for backstop's listing, which go

@@ -1114,12 +1114,19 @@ fn b3_a_long_answer_during_the_own_listing_is_cut_unheld_after_what_waits() {
             .unwrap()
             .ends_with("$ ")
     );
-    let listed = shaper.route_server_message(page(OWN_LIST_1, &["takes_int"], None).as_bytes());
-    assert_eq!(
-        listed.forward, None,
+    // The listing's answer, long too (a description of 100 kB), is still the shaper's
+    // own: read whole, never sent.
+    let description = "d".repeat(100_000);
+    let listing = json!({"jsonrpc": "2.0", "id": OWN_LIST_1, "result": {"tools": [
+        {"name": "takes_int", "description": description, "inputSchema": {"type": "object"}}]}});
+    let mut sink = MemorySink::default();
+    stream.push(&mut shaper, listing.to_string().as_bytes(), &mut sink);
+    stream.push(&mut shaper, b"\n", &mut sink);
+    assert!(
+        sink.sent.is_empty(),
         "the listing's answer is the shaper's own"
     );
-    assert!(listed.to_client.is_empty(), "nothing is sent twice");
+    assert_eq!(sink.read_whole, 1, "read whole: the catalog is in it");
 }
 
 #[test]
