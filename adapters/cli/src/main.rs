@@ -248,9 +248,10 @@ struct GatewayArgs {
     #[arg(long, value_name = "SECONDS", default_value_t = gateway::DEFAULT_SESSION_IDLE.as_secs_f64())]
     session_idle: f64,
 
-    /// The most client connections open at once. Past it, the oldest connection that
-    /// has not sent a request yet is closed to make room; when every one is serving,
-    /// a new one is refused with 503 and Retry-After.
+    /// The most client connections open at once. Past it, a connection that is not
+    /// serving a request is closed to make room (the oldest that has not sent one yet,
+    /// else the oldest idle between requests); only when every one is serving is a new
+    /// one refused with 503 and Retry-After.
     #[arg(long, value_name = "N", default_value_t = connections::DEFAULT_MAX_CONNECTIONS)]
     max_connections: usize,
 

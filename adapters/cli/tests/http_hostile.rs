@@ -27,6 +27,8 @@ static SEEN_EVERYWHERE: Mutex<Vec<Value>> = Mutex::new(Vec::new());
 static SEEN_UNDER_FLOOD: Mutex<Vec<Value>> = Mutex::new(Vec::new());
 /// The same, for the gateway under bursts of clients.
 static SEEN_IN_BURSTS: Mutex<Vec<Value>> = Mutex::new(Vec::new());
+/// The same, for the gateway whose connections idle between requests.
+static SEEN_IDLE: Mutex<Vec<Value>> = Mutex::new(Vec::new());
 
 /// A server that answers every request with an empty result for its id and notes its
 /// headers in `seen`.
@@ -367,6 +369,59 @@ fn b2_a_slow_header_flood_leaves_a_real_client_served() {
         "not served within 10 s (the flood's header timeout is 30 s): {took:?}"
     );
     drop(flood);
+}
+
+/// B2 (issue 32): connections idle between requests are not serving. 600 clients,
+/// each answered once on a kept-alive connection it then leaves open, through a gateway
+/// of `--max-connections 16`: each newcomer takes an idle one's place, every one of
+/// them is answered (before: 16, then 503 for the rest), and a new client after them is
+/// served at once.
+#[test]
+fn b2_idle_keep_alive_connections_give_their_places_to_new_clients() {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let (_runtime, upstream) = start_upstream(|request| answer(request, &SEEN_IDLE));
+    let (_gateway, url) = http_support::start_gateway(&upstream, &["--max-connections", "16"]);
+    let address = url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}).to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {address}\r\ncontent-type: application/json\r\n\
+         accept: application/json, text/event-stream\r\ncontent-length: {}\r\n\r\n{ping}",
+        ping.len()
+    );
+    let mut statuses = std::collections::BTreeMap::<String, usize>::new();
+    let mut kept = Vec::new();
+    for _ in 0..600 {
+        let mut stream = std::net::TcpStream::connect(&address).unwrap();
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut reader = BufReader::new(stream.try_clone().unwrap());
+        let mut status = String::new();
+        reader.read_line(&mut status).unwrap();
+        let mut length = 0;
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line).unwrap();
+            if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = value.trim().parse().unwrap();
+            }
+            if line == "\r\n" || line.is_empty() {
+                break;
+            }
+        }
+        reader.take(length).read_to_end(&mut Vec::new()).unwrap();
+        *statuses.entry(status.trim().to_owned()).or_default() += 1;
+        kept.push(stream); // kept alive, idle
+    }
+    assert_eq!(
+        statuses.get("HTTP/1.1 200 OK"),
+        Some(&600),
+        "every client answered: {statuses:?}"
+    );
+    let (answered, took) = served_within(&url, std::time::Duration::from_secs(10));
+    assert!(answered, "a new client after them served: {took:?}");
+    drop(kept);
 }
 
 /// A server that answers each request 200 ms late (so that a burst of them overlaps).

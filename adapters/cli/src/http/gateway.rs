@@ -247,11 +247,14 @@ pub async fn serve(listener: TcpListener, gateway: Arc<Gateway>) -> io::Result<(
         let gateway = Arc::clone(&gateway);
         tokio::spawn(async move {
             let admission = Arc::new(admission);
-            let started = Arc::clone(&admission);
+            let serving = Arc::clone(&admission);
             let service = service_fn(move |request| {
-                started.started();
+                let serving = serving.serve();
                 let gateway = Arc::clone(&gateway);
-                async move { Ok::<_, Infallible>(handle(&gateway, listen, request).await) }
+                async move {
+                    let response = handle(&gateway, listen, request).await;
+                    Ok::<_, Infallible>(response.map(|body| serving.body(body)))
+                }
             });
             // A client that never finishes its headers does not hold a connection
             // forever, nor past a newer connection's need of its place.
@@ -259,9 +262,17 @@ pub async fn serve(listener: TcpListener, gateway: Arc<Gateway>) -> io::Result<(
                 .timer(TokioTimer::new())
                 .header_read_timeout(Duration::from_secs(30))
                 .serve_connection(TokioIo::new(stream), service);
+            let mut connection = std::pin::pin!(connection);
             tokio::select! {
-                _ = connection => {}
+                _ = connection.as_mut() => return,
                 () = admission.evicted() => {}
+            }
+            // Its place was taken while it was not serving: closed at once — unless a
+            // request reached the service since, which is answered first. (The service
+            // runs inside `connection`, not polled meanwhile: this read is the last.)
+            if admission.is_serving() {
+                connection.as_mut().graceful_shutdown();
+                let _ = connection.await;
             }
         });
     }
