@@ -891,3 +891,88 @@ fn a5_a_quiet_listen_stream_is_not_timed_out() {
     assert_eq!(lines[1], json!({"jsonrpc": "2.0", "id": 7, "result": {}}));
     assert!(proxy.finish().success());
 }
+
+/// A server that takes a session (`initialize`, notifications) and never answers
+/// anything else: its `tools/list` and every call hang.
+async fn hang_after_initialize(request: Request<Incoming>) -> Result<Response<Body>, Infallible> {
+    let body = request.into_body().collect().await.unwrap().to_bytes();
+    let message: Value = serde_json::from_slice(&body).unwrap_or_default();
+    if message["method"] == "initialize" {
+        let answer = json!({"jsonrpc": "2.0", "id": message["id"], "result": {
+            "protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+            "serverInfo": {"name": "hangs", "version": "1"}}});
+        return Ok(Response::builder()
+            .header("content-type", "application/json")
+            .header("mcp-session-id", "hang-1")
+            .body(full(answer.to_string()))
+            .unwrap());
+    }
+    if message["id"].is_null() {
+        return Ok(Response::builder()
+            .status(StatusCode::ACCEPTED)
+            .body(full(""))
+            .unwrap());
+    }
+    std::future::pending().await
+}
+
+/// The timeout's error for `response`'s request, which came within `took` of `--timeout
+/// 2` with room for the process's own pace (never twice the timeout).
+fn assert_timed_out_once(response: &Value, took: Duration) {
+    assert!(
+        took < Duration::from_millis(3_500),
+        "B5: --timeout 2 bounds the whole wait, backstop's tools/list included: {took:?}"
+    );
+    let message = response["error"]["message"].as_str().unwrap();
+    let listing = message
+        .split_once(
+            "did not answer within 2 s, backstop's own tools/list before this request \
+             included (it took ",
+        )
+        .and_then(|(_, rest)| rest.strip_suffix(" s)")?.parse::<f64>().ok());
+    assert!(
+        listing.is_some_and(|seconds| (1.0..1.5).contains(&seconds)),
+        "B5: the message says what was waited for, the listing half of it: {message}"
+    );
+}
+
+/// B5 (issue 32): `--timeout` bounds what a client waits for a hanging server, the
+/// shaper's own `tools/list` before a first call included — through the gateway for a
+/// stateless (2026-07-28) call and a session's, and through `proxy --url`. Before,
+/// the listing waited its own timeout and then the call its own: 4 s for `--timeout 2`,
+/// with a message that said 2.
+#[test]
+fn b5_the_timeout_bounds_a_first_call_and_backstops_own_listing_together() {
+    let (_runtime, upstream) = start_upstream(hang_after_initialize);
+    let (_gateway, url) = http_support::start_gateway(&upstream, &["--timeout", "2"]);
+    let http = Http::new();
+    let stateless = http_support::stateless_call(1, "any", json!({}), "2026-07-28");
+    let started = std::time::Instant::now();
+    let reply = http.send(
+        http::Method::POST,
+        &url,
+        &[
+            ("content-type", "application/json"),
+            ("accept", "application/json, text/event-stream"),
+            ("mcp-protocol-version", "2026-07-28"),
+        ],
+        &stateless,
+    );
+    assert_timed_out_once(&reply.response(), started.elapsed());
+
+    let (session, _) = http.initialize(&url);
+    http.post(
+        &url,
+        Some(&session),
+        r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    );
+    let started = std::time::Instant::now();
+    let reply = http.post(&url, Some(&session), &call(2, "any", json!({})));
+    assert_timed_out_once(&reply.response(), started.elapsed());
+
+    let (mut proxy, _) = UrlProxy::initialized(&upstream, &["--timeout", "2"]);
+    let started = std::time::Instant::now();
+    proxy.send(&call(3, "any", json!({})));
+    let answer = proxy.until_response(3).pop().unwrap();
+    assert_timed_out_once(&answer, started.elapsed());
+}

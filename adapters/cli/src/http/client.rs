@@ -54,7 +54,7 @@ use super::listing::list_first;
 use super::message_headers::{mirror_arguments, mirror_message};
 use super::resumption::{Resumption, is_close};
 use super::shape::{BodyShaper, EventShaper, Out, QueueSink, Queued};
-use super::upstream::{Upstream, UpstreamFailure};
+use super::upstream::{RequestWait, Upstream, UpstreamFailure};
 use super::{Options, Shaping, has_method, is_answer, is_long_lived, lock, request_ids};
 use crate::framing::LineReader;
 
@@ -179,12 +179,14 @@ impl Session {
     /// Send a client message: first the shaper's own listing when it asked for one
     /// (E8, [`list_first`]), then the message.
     async fn send(&self, body: Bytes, ids: Vec<String>, listing: Vec<Vec<u8>>) {
+        let mut wait = self.upstream.request_wait();
         if !listing.is_empty() {
             let headers = self.headers();
-            let for_client = list_first(&self.upstream, &self.shaping, listing, &headers).await;
+            let for_client =
+                list_first(&self.upstream, &self.shaping, listing, &headers, &mut wait).await;
             self.write_lines(for_client).await;
         }
-        self.post(body, ids).await;
+        self.post(body, ids, &wait).await;
     }
 
     /// Send what `sink` queued to stdout, held bytes read back a piece at a time.
@@ -230,14 +232,14 @@ impl Session {
     }
 
     /// POST one client message and write what answers it.
-    async fn post(&self, body: Bytes, mut ids: Vec<String>) {
+    async fn post(&self, body: Bytes, mut ids: Vec<String>, wait: &RequestWait) {
         let sent = body.clone();
         let mut request = self.request(Method::POST, body);
         set_post_headers(request.headers_mut());
         mirror_message(request.headers_mut(), &sent);
         let schema = self.shaping.called_tool_schema(&sent);
         mirror_arguments(request.headers_mut(), &sent, schema.as_ref());
-        let response = match self.upstream.send(request).await {
+        let response = match self.upstream.send_within(request, wait).await {
             Ok(response) => response,
             Err(failure) => return self.fail(&ids, &failure).await,
         };

@@ -67,7 +67,7 @@ use super::origin_guard::{self, Allowed};
 use super::resumption::{Resumption, is_close};
 use super::shape::{BodyShaper, EventShaper, Out, QueueSink, Queued};
 use super::stateless_catalogs::StatelessCatalogs;
-use super::upstream::{Upstream, UpstreamFailure, Wait};
+use super::upstream::{RequestWait, Upstream, UpstreamFailure, Wait};
 use super::{Options, Shaping, is_answer, is_long_lived, lock, request_ids};
 
 /// The body of every response the gateway sends.
@@ -366,13 +366,15 @@ fn failed(
 /// that one request, which starts from the listing kept for its credential (R5,
 /// [`super::stateless_catalogs`]), and lists as the server took the request — without
 /// a handshake (a 2025 client of a stateless server sends its `initialize` and its
-/// call in separate requests); a listing it makes is kept for the next.
+/// call in separate requests); a listing it makes is kept for the next. The listing
+/// takes its time from the request's `wait` (B5).
 async fn see_client_body(
     gateway: &Gateway,
     shaping: &Shaping,
     headers: &http::HeaderMap,
     in_session: bool,
     body: &[u8],
+    wait: &mut RequestWait,
 ) {
     let credential = headers.get(header::AUTHORIZATION);
     if !in_session {
@@ -383,7 +385,8 @@ async fn see_client_body(
     }
     let listing = shaping.client_route(body);
     if !listing.is_empty() {
-        let _ = list_first(&gateway.upstream, shaping, listing, &to_upstream(headers)).await;
+        let headers = to_upstream(headers);
+        let _ = list_first(&gateway.upstream, shaping, listing, &headers, wait).await;
         if !in_session && let Some(catalog) = shaping.complete_catalog() {
             gateway.catalogs.keep(credential, catalog);
         }
@@ -412,6 +415,7 @@ fn forbidden(refused: origin_guard::Refused, headers: &http::HeaderMap) -> Respo
 
 /// One request from a client, to a gateway listening on `listen`.
 async fn handle(gateway: &Gateway, listen: IpAddr, request: Request<Incoming>) -> Response<Body> {
+    let mut wait = gateway.upstream.request_wait();
     let (parts, body) = request.into_parts();
     if let Err(refused) = origin_guard::check_headers(listen, &gateway.allowed, &parts.headers) {
         return forbidden(refused, &parts.headers);
@@ -447,6 +451,7 @@ async fn handle(gateway: &Gateway, listen: IpAddr, request: Request<Incoming>) -
             &parts.headers,
             session_id.is_some(),
             &body,
+            &mut wait,
         )
         .await;
     }
@@ -459,7 +464,7 @@ async fn handle(gateway: &Gateway, listen: IpAddr, request: Request<Incoming>) -
     *upstream_request.method_mut() = parts.method.clone();
     *upstream_request.uri_mut() = gateway.upstream.url().clone();
     *upstream_request.headers_mut() = to_upstream(&parts.headers);
-    let response = match gateway.upstream.send(upstream_request).await {
+    let response = match gateway.upstream.send_within(upstream_request, &wait).await {
         Ok(response) => response,
         Err(failure) => return failed(gateway, &shaping, &sent.ids(), &failure),
     };

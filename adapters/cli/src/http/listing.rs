@@ -12,7 +12,9 @@
 //! never waits in the shaper for the listing (nothing is queued), and streams as usual.
 //!
 //! Bounds: the whole listing, every page from its request to the end of its answer,
-//! has the upstream's timeout (`--timeout`), so a call waits at most that long more. Whatever goes wrong — refused, a status that is not a success, a timeout, a
+//! has the first half of the call's own wait ([`RequestWait`]: `--timeout` from the
+//! call's arrival), and the call the rest, so the client waits no longer than
+//! `--timeout` for both (SPEC B5). Whatever goes wrong — refused, a status that is not a success, a timeout, a
 //! broken or non-JSON answer, an error answer — ends the listing
 //! ([`Shaper::abandon_listing`](backstop_jsonrpc::Shaper::abandon_listing): its answer cannot come
 //! on any other stream) and the client's message is sent all the same: the call is
@@ -35,7 +37,7 @@ use serde_json::Value;
 use super::headers::{is_event_stream, set_post_headers};
 use super::message_headers::mirror_message;
 use super::sse::SseParser;
-use super::upstream::{Upstream, UpstreamFailure};
+use super::upstream::{RequestWait, Upstream, UpstreamFailure};
 use super::{Shaping, is_json, lock, request_ids, response_ids};
 
 impl Shaping {
@@ -103,7 +105,8 @@ impl Shaping {
 /// Send the shaper's own `requests` (from [`Shaping::client_route`]) to `upstream`,
 /// each with `headers` (the session's, as the client's message will carry them) and
 /// the content type and `Accept` of a Streamable HTTP client; feed the answers to the
-/// shaper and follow its next pages, all within the upstream's timeout. On a failure
+/// shaper and follow its next pages, all by `wait`'s listing deadline (its time is
+/// counted in `wait`, for the call's timeout error to say). On a failure
 /// the listing is abandoned, and this returns all the same.
 ///
 /// Returns the messages for the client: the ones the shaper held and released (none,
@@ -116,12 +119,13 @@ pub async fn list_first(
     shaping: &Shaping,
     mut requests: Vec<Vec<u8>>,
     headers: &HeaderMap,
+    wait: &mut RequestWait,
 ) -> Vec<Vec<u8>> {
     let mut for_client = Vec::new();
     // Dropped before the listing is over (the gateway's client went away and its
     // request with it): the listing is abandoned, not left in flight for ever.
     let mut unfinished = Unfinished(Some(shaping));
-    let listed = tokio::time::timeout(upstream.timeout(), async {
+    let listed = tokio::time::timeout_at(wait.listing_deadline().into(), async {
         while let Some(request) = requests.pop() {
             let route = one_page(upstream, shaping, request, headers, &mut for_client).await?;
             requests.extend(route.to_server);
@@ -143,6 +147,7 @@ pub async fn list_first(
         }
     }
     unfinished.0 = None;
+    wait.listed();
     for_client
 }
 

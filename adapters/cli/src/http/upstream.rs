@@ -102,6 +102,14 @@ pub enum UpstreamFailure {
     Connect(String),
     /// No answer within the timeout.
     Timeout(Duration),
+    /// No answer within the timeout, whose first part backstop's own `tools/list` took
+    /// (`listing`, of `after` in all: SPEC B5, E8).
+    TimeoutAfterListing {
+        /// The timeout: the request's whole wait.
+        after: Duration,
+        /// What the listing took of it.
+        listing: Duration,
+    },
     /// An answer still coming when the answer timeout was up (`--answer-timeout`).
     AnswerTimeout(Duration),
     /// An HTTP status that is not a success.
@@ -121,6 +129,12 @@ impl UpstreamFailure {
         let how = match self {
             Self::Connect(cause) => format!("could not be reached: {cause}"),
             Self::Timeout(after) => format!("did not answer within {} s", after.as_secs_f64()),
+            Self::TimeoutAfterListing { after, listing } => format!(
+                "did not answer within {} s, backstop's own tools/list before this request \
+                 included (it took {:.1} s)",
+                after.as_secs_f64(),
+                listing.as_secs_f64()
+            ),
             Self::AnswerTimeout(after) => {
                 format!("did not finish its answer within {} s", after.as_secs_f64())
             }
@@ -173,6 +187,53 @@ pub struct Upstream {
     address: String,
     timeout: Duration,
     answer_timeout: Option<Duration>,
+}
+
+/// How long a client's request may wait for the server to answer, counted from its
+/// arrival (SPEC B5): the timeout in all, backstop's own `tools/list` before it
+/// included — the listing within the first half, the request within what is left.
+///
+/// ```
+/// use std::time::Duration;
+/// let upstream = backstop::http::upstream::Upstream::new(
+///     "http://127.0.0.1:9/mcp".parse().unwrap(), Duration::from_secs(4)).unwrap();
+/// let wait = upstream.request_wait();
+/// assert_eq!(wait.listing_deadline() + Duration::from_secs(2), wait.deadline());
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct RequestWait {
+    arrived: Instant,
+    timeout: Duration,
+    listing: Option<Duration>,
+}
+
+impl RequestWait {
+    /// When backstop's own listing must be done: half the timeout in, so that the
+    /// request keeps the rest (a listing that fails never fails the request, E8).
+    pub fn listing_deadline(&self) -> Instant {
+        self.arrived + self.timeout / 2
+    }
+
+    /// When the request's answer must have begun.
+    pub fn deadline(&self) -> Instant {
+        self.arrived + self.timeout
+    }
+
+    /// Backstop's own listing is over (done or given up): its time is counted.
+    pub fn listed(&mut self) {
+        self.listing = Some(self.arrived.elapsed());
+    }
+
+    /// The failure of a request whose deadline passed.
+    fn timed_out(&self) -> UpstreamFailure {
+        match self.listing {
+            Some(listing) => UpstreamFailure::TimeoutAfterListing {
+                after: self.timeout,
+                listing,
+            },
+            None => UpstreamFailure::Timeout(self.timeout),
+        }
+    }
 }
 
 /// How long an answer's next bytes may be awaited ([`Upstream::wait`]).
@@ -281,6 +342,29 @@ impl Upstream {
     ) -> Result<Response<Incoming>, UpstreamFailure> {
         match tokio::time::timeout(self.timeout, self.client.request(request)).await {
             Err(_) => Err(UpstreamFailure::Timeout(self.timeout)),
+            Ok(Err(error)) => Err(UpstreamFailure::Connect(connect_cause(&error))),
+            Ok(Ok(response)) => Ok(response),
+        }
+    }
+
+    /// The wait of a client's request that arrives now ([`RequestWait`]).
+    pub fn request_wait(&self) -> RequestWait {
+        RequestWait {
+            arrived: Instant::now(),
+            timeout: self.timeout,
+            listing: None,
+        }
+    }
+
+    /// Send a client's `request`; its response head, within what `wait` has left.
+    pub async fn send_within(
+        &self,
+        request: Request<Full<Bytes>>,
+        wait: &RequestWait,
+    ) -> Result<Response<Incoming>, UpstreamFailure> {
+        let deadline = wait.deadline().into();
+        match tokio::time::timeout_at(deadline, self.client.request(request)).await {
+            Err(_) => Err(wait.timed_out()),
             Ok(Err(error)) => Err(UpstreamFailure::Connect(connect_cause(&error))),
             Ok(Ok(response)) => Ok(response),
         }
