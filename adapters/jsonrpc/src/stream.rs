@@ -426,10 +426,15 @@ impl LongMessage {
         sink: &mut impl Sink,
     ) {
         self.bytes += message.len() as u64;
-        if let Some(outline) = &mut self.outline {
+        let cutting = matches!(self.state, LongState::Cutting(_));
+        if let Some(outline) = &mut self.outline
+            && !cutting
+        {
+            // An answer being cut is read whole by its scan, which says at its end
+            // whether it was cut off: it is spared this second read.
             outline.push(message);
         }
-        if !matches!(self.state, LongState::Cutting(_)) {
+        if !cutting {
             // An answer cut unheld is answered by the strict scan's id.
             self.top.push(message);
         }
@@ -601,7 +606,8 @@ impl LongMessage {
         frame: &mut impl Frame,
         sink: &mut impl Sink,
     ) -> Option<CutOff> {
-        if !self.outline.is_some_and(|outline| outline.is_open()) {
+        let open = self.outline.is_some_and(|outline| outline.is_open());
+        if !open && !matches!(self.state, LongState::Cutting(_)) {
             self.end(shaper, frame, sink);
             return None;
         }
@@ -624,7 +630,17 @@ impl LongMessage {
                 answer_lost(&scan.finish(), self.bytes, shaper, frame, sink);
                 (false, None)
             }
-            LongState::Cutting(scan) => (false, waited_for(raw(scan.finish().id), shaper)),
+            LongState::Cutting(scan) => {
+                let scanned = scan.finish();
+                // Its scan read it all: it is cut off when it broke at its very end
+                // (it ended before its structure closed, as its outline would say).
+                if scanned.broken.is_none_or(|broken| broken.at != self.bytes) {
+                    let route = shaper.cut_unheld(&scanned, self.bytes);
+                    emit(route, OriginalAt::InSink, frame, sink);
+                    return None;
+                }
+                (false, waited_for(raw(scanned.id), shaper))
+            }
             LongState::Scanning { .. } => {
                 // What it answers, by the rule the whole line's cut-off keeps (B4).
                 sink.discard();
