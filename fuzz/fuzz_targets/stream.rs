@@ -5,15 +5,19 @@
 //! it arrives, sent on early or held to its end — under each keep policy of the
 //! `tools/call`'s tool (L16: the scan then holds a head, a tail or both). And with
 //! answers being cut no longer held past the cap (B3, B4's exception): the same bytes
-//! in any chunking, every request the whole path answers answered.
+//! in any chunking, every request the whole path answers answered. A last line the end
+//! of the output cuts off is no line (B5): not sent, or — passing as it came — sent as
+//! far as it came and ended; its request, which the stream names, is its owner's to
+//! answer (here: on both paths, with one error).
 #![no_main]
 
 #[path = "support/pending.rs"]
 mod pending;
 
+use backstop_core::ProtocolError;
 use backstop_core::limit::Keep;
 use backstop_jsonrpc::Shaper;
-use backstop_jsonrpc::stream::{MemorySink, ServerStream};
+use backstop_jsonrpc::stream::{CutOff, MemorySink, ServerStream, is_cut_off};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
@@ -35,6 +39,10 @@ fuzz_target!(|data: &[u8]| {
     if pieces.last().is_some_and(|last| last.is_empty()) {
         pieces.pop();
     }
+    let cut_off = match pieces.last() {
+        Some(last) if !output.ends_with(b"\n") && is_cut_off(last) => pieces.pop(),
+        _ => None,
+    };
     for line in pieces {
         let route = whole.route_server_message(line);
         for message in &route.to_client {
@@ -48,17 +56,29 @@ fuzz_target!(|data: &[u8]| {
     }
     // The streaming path, in chunks of two alternating sizes.
     let alternating = || sizes.iter().cycle().map(|&s| usize::from(s % 64) + 1);
-    let (sink, streamed) = stream_through(keep, ServerStream::new(16), output, alternating());
+    let (sink, mut streamed, cut) =
+        stream_through(keep, ServerStream::new(16), output, alternating());
     assert!(
         sink.to_server.is_empty(),
         "no listing of the shaper's own here"
     );
+    assert_eq!(
+        cut.is_some(),
+        cut_off.is_some(),
+        "B5: the last line cut off"
+    );
+    if cut.as_ref().is_some_and(|cut| cut.sent) {
+        expected.extend_from_slice(cut_off.unwrap_or_default());
+        expected.push(b'\n');
+    }
     assert_eq!(
         String::from_utf8_lossy(&sink.sent),
         String::from_utf8_lossy(&expected),
         "B3: the stream sends what the whole lines get"
     );
     assert_eq!(sink.sent, expected);
+    answer_cut_off(&mut streamed, &cut);
+    answer_cut_off(&mut whole, &cut);
     assert_eq!(
         streamed.pending().len(),
         whole.pending().len(),
@@ -67,9 +87,16 @@ fuzz_target!(|data: &[u8]| {
     // The same with every answer being cut no longer held once over the cap (B3, B4):
     // the same bytes in any chunking.
     let unheld = || ServerStream::new(16).unheld_from(0);
-    let (chunked, chunked_shaper) = stream_through(keep, unheld(), output, alternating());
-    let (at_once, at_once_shaper) =
+    let (chunked, mut chunked_shaper, chunked_cut) =
+        stream_through(keep, unheld(), output, alternating());
+    let (at_once, mut at_once_shaper, at_once_cut) =
         stream_through(keep, unheld(), output, std::iter::once(output.len()));
+    assert_eq!(
+        chunked_cut, at_once_cut,
+        "B5: the same cut off in any chunking"
+    );
+    answer_cut_off(&mut chunked_shaper, &chunked_cut);
+    answer_cut_off(&mut at_once_shaper, &at_once_cut);
     assert_eq!(
         String::from_utf8_lossy(&chunked.sent),
         String::from_utf8_lossy(&at_once.sent),
@@ -87,14 +114,22 @@ fuzz_target!(|data: &[u8]| {
     );
 });
 
+/// The owner's answer to the request a cut-off last line was answering (B5).
+fn answer_cut_off(shaper: &mut Shaper, cut: &Option<CutOff>) {
+    if let Some(id) = cut.as_ref().and_then(|cut| cut.answering.clone()) {
+        shaper.answer_requests(&[id], &ProtocolError::new(-32603, "exited"));
+    }
+}
+
 /// `output` through `stream` in chunks of `sizes`, from [`pending::shaper_keeping`]:
-/// what was sent (nothing is left held: B1), and the shaper after.
+/// what was sent (nothing is left held: B1), the shaper after, and what the end of
+/// the output cut off.
 fn stream_through(
     keep: Keep,
     mut stream: ServerStream,
     output: &[u8],
     sizes: impl Iterator<Item = usize>,
-) -> (MemorySink, Shaper) {
+) -> (MemorySink, Shaper, Option<CutOff>) {
     let mut shaper = pending::shaper_keeping(keep);
     let mut sink = MemorySink::default();
     let mut rest = output;
@@ -106,7 +141,7 @@ fn stream_through(
         stream.push(&mut shaper, chunk, &mut sink);
         rest = tail;
     }
-    stream.finish(&mut shaper, &mut sink);
+    let cut = stream.finish(&mut shaper, &mut sink);
     assert!(sink.held.is_empty(), "B1: nothing is left held");
-    (sink, shaper)
+    (sink, shaper, cut)
 }

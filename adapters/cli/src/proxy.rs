@@ -28,7 +28,11 @@
 //! - When the child's stdout ends, the proxy waits for its exit status, answers every
 //!   request still pending with a JSON-RPC error saying the server exited and how
 //!   ([`server_exited_error`]), and exits with the child's code (128 + N when the child
-//!   was killed by signal N).
+//!   was killed by signal N). A last line the exit cut off in the middle is not sent,
+//!   or — when it was passing as it came — is ended where it stopped, so the client
+//!   reads only whole lines; the request it was answering gets the error that says the
+//!   server stopped in the middle of its answer ([`server_stopped_in_answer_error`],
+//!   SPEC B5).
 
 use std::ffi::OsString;
 use std::io::{self, BufWriter, Read, Write};
@@ -45,7 +49,7 @@ use nix::sys::signal::Signal;
 use serde_json::json;
 
 use backstop_jsonrpc::Shaper;
-use backstop_jsonrpc::stream::{ServerStream, Sink};
+use backstop_jsonrpc::stream::{CutOff, ServerStream, Sink};
 
 use crate::framing::{LineReader, write_line};
 use crate::held::HeldInBackground;
@@ -117,7 +121,39 @@ pub fn exit_code(status: ExitStatus) -> i32 {
 /// assert_eq!(error.data.unwrap()["exit_code"], 2);
 /// ```
 pub fn server_exited_error(status: ExitStatus) -> ProtocolError {
-    let (how, data) = match (status.code(), status.signal()) {
+    let (how, data) = how_it_exited(status);
+    ProtocolError::new(
+        code::INTERNAL_ERROR,
+        format!("The MCP server {how} before answering this request"),
+    )
+    .with_data(data)
+}
+
+/// The error that answers the request whose answer the server's exit cut off in the
+/// middle (SPEC B5), `bytes` of it having come: as [`server_exited_error`], saying so,
+/// with `data.received_bytes`.
+///
+/// ```
+/// use std::os::unix::process::ExitStatusExt;
+/// let error = backstop::proxy::server_stopped_in_answer_error(std::process::ExitStatus::from_raw(1 << 8), 57);
+/// assert_eq!(error.code, -32603);
+/// assert_eq!(error.message, "The MCP server exited with exit code 1 in the middle of its answer to this request");
+/// let data = error.data.unwrap();
+/// assert_eq!((data["exit_code"].as_i64(), data["received_bytes"].as_u64()), (Some(1), Some(57)));
+/// ```
+pub fn server_stopped_in_answer_error(status: ExitStatus, bytes: u64) -> ProtocolError {
+    let (how, mut data) = how_it_exited(status);
+    data["received_bytes"] = json!(bytes);
+    ProtocolError::new(
+        code::INTERNAL_ERROR,
+        format!("The MCP server {how} in the middle of its answer to this request"),
+    )
+    .with_data(data)
+}
+
+/// How the server exited, in words and as the error's `data`.
+fn how_it_exited(status: ExitStatus) -> (String, serde_json::Value) {
+    match (status.code(), status.signal()) {
         (Some(code), _) => (
             format!("exited with exit code {code}"),
             json!({"exit_code": code}),
@@ -130,12 +166,7 @@ pub fn server_exited_error(status: ExitStatus) -> ProtocolError {
             )
         }
         (None, None) => ("exited".to_owned(), json!({})),
-    };
-    ProtocolError::new(
-        code::INTERNAL_ERROR,
-        format!("The MCP server {how} before answering this request"),
-    )
-    .with_data(data)
+    }
 }
 
 /// How long server messages are held for the shaper's own `tools/list` (see
@@ -210,17 +241,46 @@ pub fn run(server: &ServerCommand, shaper: Shaper, log_failures: bool) -> io::Re
         }
         sink.flush();
     }
-    {
+    let cut_off = {
         let mut shaper = lock(&shaper);
-        stream.finish(&mut shaper, &mut sink);
+        let cut_off = stream.finish(&mut shaper, &mut sink);
         if log_failures {
             shaper.take_log_records().iter().for_each(log_failure);
         }
-    }
+        cut_off
+    };
     sink.flush();
+    if let Some(cut_off) = &cut_off {
+        tracing::warn!(
+            bytes = cut_off.bytes,
+            partly_sent = cut_off.sent,
+            answering = cut_off.answering.as_deref(),
+            "the server's output ended in the middle of a line: {}",
+            if cut_off.sent {
+                "the part sent is ended there"
+            } else {
+                "dropped, none of it sent"
+            }
+        );
+    }
     let client_gone = sink.client_gone;
     let status = process.wait()?;
-    let answers = lock(&shaper).answer_pending(&server_exited_error(status));
+    let answers = {
+        let mut shaper = lock(&shaper);
+        // What waits for the shaper's listing goes first, as `answer_pending` sends it.
+        let mut answers = shaper.abandon_listing();
+        if let Some(CutOff {
+            bytes,
+            answering: Some(id),
+            ..
+        }) = cut_off
+        {
+            let error = server_stopped_in_answer_error(status, bytes);
+            answers.extend(shaper.answer_requests(&[id], &error));
+        }
+        answers.extend(shaper.answer_pending(&server_exited_error(status)));
+        answers
+    };
     if !client_gone {
         let mut out = lock(&out);
         for answer in answers {

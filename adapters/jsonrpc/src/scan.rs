@@ -42,6 +42,10 @@ mod place;
 mod run;
 mod scalar;
 
+/// A skipped string's closing quote, found 64 bytes at a time (also for the outline
+/// of a line the end of a server's output may cut off: `crate::stream`).
+pub(crate) use run::closing_quote;
+
 /// The most bytes the skeleton holds; past it the message is read whole if it is one
 /// that may need a change (B2 still bounds that), and sent on unread otherwise.
 pub const MAX_SKELETON_BYTES: usize = 8 << 20;

@@ -273,6 +273,19 @@ impl Shaper {
         self.machine.pending()
     }
 
+    /// Whether the request `id` (raw JSON, as the client wrote it) is pending: the
+    /// client sent it and no answer has been passed on or made for it yet.
+    ///
+    /// ```
+    /// let mut shaper = backstop_jsonrpc::Shaper::default();
+    /// shaper.client_message(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
+    /// assert!(shaper.is_pending(b"1"));
+    /// assert!(!shaper.is_pending(br#""1""#), "1 and \"1\" are different ids");
+    /// ```
+    pub fn is_pending(&self, id: &[u8]) -> bool {
+        request_id(id).is_some_and(|id| self.machine.pending().get(&id).is_some())
+    }
+
     /// What the handshake said of the session.
     ///
     /// ```

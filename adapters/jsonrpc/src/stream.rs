@@ -17,18 +17,28 @@
 //! Whatever the chunking, the output is the same bytes (B3), and the same as
 //! [`Shaper::route_server_message`] gives for each whole line.
 //!
+//! When the server's output ends in the middle of a line (it exited: SPEC B5), the
+//! line is [cut off](is_cut_off) unless its structure closed: none of it is sent if
+//! none was, and one that was passing as it came is ended with its line break, so that
+//! the client only ever reads whole lines. [`ServerStream::finish`] says what was cut
+//! off and which request it was answering ([`CutOff`]): the owner answers that request
+//! with an error saying what happened.
+//!
 //! ```
 //! use backstop_jsonrpc::stream::{MemorySink, ServerStream};
 //! use backstop_jsonrpc::Shaper;
 //!
 //! let mut shaper = Shaper::default();
+//! shaper.client_message(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
 //! let mut stream = ServerStream::default();
 //! let mut out = MemorySink::default();
-//! for chunk in [&b"{\"jsonrpc\":\"2.0\",\"meth"[..], b"od\":\"ping\"}\n{\"jsonrpc\""] {
+//! for chunk in [&b"{\"jsonrpc\":\"2.0\",\"meth"[..], b"od\":\"ping\"}\n{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"to"] {
 //!     stream.push(&mut shaper, chunk, &mut out);
 //! }
-//! stream.finish(&mut shaper, &mut out);
-//! assert_eq!(out.sent, b"{\"jsonrpc\":\"2.0\",\"method\":\"ping\"}\n{\"jsonrpc\"\n");
+//! let cut_off = stream.finish(&mut shaper, &mut out).unwrap();
+//! assert_eq!(out.sent, b"{\"jsonrpc\":\"2.0\",\"method\":\"ping\"}\n", "only whole lines");
+//! assert_eq!(cut_off.answering.as_deref(), Some("1"));
+//! assert!(shaper.is_pending(b"1"), "its request is still to be answered");
 //! ```
 
 use backstop_core::ProtocolError;
@@ -180,6 +190,104 @@ impl Frame for LineFrame {
     }
 }
 
+/// What the end of the server's output cut off: the last line, which ended before its
+/// structure closed ([`is_cut_off`]), and what became of it (SPEC B5).
+///
+/// ```
+/// use backstop_jsonrpc::stream::{CutOff, MemorySink, ServerStream};
+/// let mut shaper = backstop_jsonrpc::Shaper::default();
+/// let mut stream = ServerStream::default();
+/// let mut sink = MemorySink::default();
+/// stream.push(&mut shaper, br#"{"jsonrpc":"2.0","method":"notifications/progr"#, &mut sink);
+/// let cut_off = stream.finish(&mut shaper, &mut sink);
+/// assert_eq!(cut_off, Some(CutOff { bytes: 46, sent: false, answering: None }));
+/// assert!(sink.sent.is_empty());
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CutOff {
+    /// How many bytes of it came.
+    pub bytes: u64,
+    /// Whether a part of it was sent, passing as it came (then its line was ended
+    /// after that part); otherwise nothing of it was.
+    pub sent: bool,
+    /// The raw JSON id of the request it was the answer to, when that request was
+    /// waiting for it: its answer will not come, and the owner answers it with an
+    /// error that says what happened (the shaper's
+    /// [`answer_requests`](Shaper::answer_requests)). A request whose cut-off answer
+    /// was sent in part is no longer pending in the shaper; one whose answer was not
+    /// sent at all still is.
+    pub answering: Option<String>,
+}
+
+/// Whether `line`, the last of a server's output, which ended without its line break,
+/// was cut off in the middle: an object or array opened in it and did not close, read
+/// by its structure alone (strings by their quotes and escapes, their bytes not
+/// checked). A line whose structure closed is a line, even if it is not JSON (B4);
+/// one with no object or array at all is one too (it answers nothing).
+///
+/// ```
+/// use backstop_jsonrpc::stream::is_cut_off;
+/// assert!(is_cut_off(br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"te"#));
+/// assert!(is_cut_off(br#"{"id":1,"result":"a \"}\" \\"#), "inside a string");
+/// assert!(!is_cut_off(br#"{"id":1,"result":"a \"}\" \\"}"#));
+/// assert!(!is_cut_off(b"{\"id\":1,\"result\":\"\xff\"}"), "whole, if not JSON");
+/// assert!(!is_cut_off(b"hello"));
+/// ```
+pub fn is_cut_off(line: &[u8]) -> bool {
+    let mut outline = Outline::default();
+    outline.push(line);
+    outline.is_open()
+}
+
+/// A message's outline as its bytes come: how many objects and arrays are open, and
+/// whether it is inside a string — read by the structure alone, each string skipped
+/// to its closing quote 64 bytes at a time (as the scan skims one), so that a long
+/// message costs little more than a byte search over it.
+#[derive(Debug, Clone, Copy, Default)]
+struct Outline {
+    depth: usize,
+    string: bool,
+    /// In a string, after an odd run of backslashes: the next byte is escaped.
+    escaped: bool,
+}
+
+impl Outline {
+    fn push(&mut self, mut bytes: &[u8]) {
+        while !bytes.is_empty() {
+            if self.string {
+                match crate::scan::closing_quote(bytes, self.escaped) {
+                    Ok(quote) => {
+                        (self.string, self.escaped) = (false, false);
+                        bytes = &bytes[quote + 1..];
+                    }
+                    Err(escaped) => {
+                        self.escaped = escaped;
+                        return;
+                    }
+                }
+                continue;
+            }
+            let Some(at) = bytes
+                .iter()
+                .position(|byte| matches!(byte, b'"' | b'{' | b'[' | b'}' | b']'))
+            else {
+                return;
+            };
+            match bytes[at] {
+                b'"' => self.string = true,
+                b'{' | b'[' => self.depth += 1,
+                _ => self.depth = self.depth.saturating_sub(1),
+            }
+            bytes = &bytes[at + 1..];
+        }
+    }
+
+    /// Whether an object or array is still open.
+    fn is_open(&self) -> bool {
+        self.depth > 0
+    }
+}
+
 /// One long message as it comes (see the [module docs](self)): scanned, its framed
 /// bytes held until the shaper decides, or sent on as they come once it cannot need a
 /// change. What it is pushed is two views of the same bytes: the message's own (for
@@ -197,6 +305,12 @@ pub struct LongMessage {
     /// Past this many bytes, an answer being cut is no longer held
     /// ([`UNHELD_FROM_BYTES`] unless set otherwise).
     unheld_from: u64,
+    /// Its outline, for a stream whose end may cut it off ([`ServerStream`]); not
+    /// read where the transport says whether a message ended.
+    outline: Option<Outline>,
+    /// Whether the request it answers was pending when it began to pass (known only
+    /// then: passing ended it).
+    awaited: bool,
 }
 
 #[derive(Debug)]
@@ -270,6 +384,8 @@ impl LongMessage {
             bytes: 0,
             top: TopReader::default(),
             unheld_from: UNHELD_FROM_BYTES,
+            outline: None,
+            awaited: false,
         }
     }
 
@@ -310,7 +426,15 @@ impl LongMessage {
         sink: &mut impl Sink,
     ) {
         self.bytes += message.len() as u64;
-        if !matches!(self.state, LongState::Cutting(_)) {
+        let cutting = matches!(self.state, LongState::Cutting(_));
+        if let Some(outline) = &mut self.outline
+            && !cutting
+        {
+            // An answer being cut is read whole by its scan, which says at its end
+            // whether it was cut off: it is spared this second read.
+            outline.push(message);
+        }
+        if !cutting {
             // An answer cut unheld is answered by the strict scan's id.
             self.top.push(message);
         }
@@ -362,6 +486,7 @@ impl LongMessage {
             scan.hold_ends(shaper.held_ends(scan.top_id()));
         }
         *asked = known;
+        let awaited = scan.top_id().is_some_and(|id| shaper.is_pending(id));
         if !invalid
             && (!known.decided()
                 || !shaper.passes_early(scan.top_id(), scan.top_method(), scan.top_result()))
@@ -383,6 +508,7 @@ impl LongMessage {
         // is known only at its end (B4: read leniently).
         if !invalid && !known.method {
             self.answers = scan.top_id().map(<[u8]>::to_vec);
+            self.awaited = awaited;
         }
         sink.release();
         self.state = LongState::Passing;
@@ -466,6 +592,66 @@ impl LongMessage {
             }
         }
         answers
+    }
+}
+
+impl LongMessage {
+    /// The end of the server's output in this message, before its line break came:
+    /// one whose structure closed is ended as [`end`](Self::end) ends it; one cut off
+    /// is not sent if none of it was, and ended after what was sent if it was passing
+    /// (B5). What was cut off, if it was.
+    fn end_of_output(
+        self,
+        shaper: &mut Shaper,
+        frame: &mut impl Frame,
+        sink: &mut impl Sink,
+    ) -> Option<CutOff> {
+        let open = self.outline.is_some_and(|outline| outline.is_open());
+        if !open && !matches!(self.state, LongState::Cutting(_)) {
+            self.end(shaper, frame, sink);
+            return None;
+        }
+        let waited_for =
+            |id: Option<String>, shaper: &Shaper| id.filter(|id| shaper.is_pending(id.as_bytes()));
+        let raw = |id: Option<Vec<u8>>| id.and_then(|id| String::from_utf8(id).ok());
+        let (sent, answering) = match self.state {
+            LongState::Passing => {
+                frame.end_original(sink);
+                // An answer that began to pass ended its request's pending entry: it
+                // was waiting if it was pending then.
+                let answering = match self.answers {
+                    Some(id) => raw(Some(id)).filter(|_| self.awaited),
+                    None => waited_for(self.top.response_id(), shaper),
+                };
+                (true, answering)
+            }
+            LongState::Lost(scan) => {
+                // Nothing of it could be sent: answered as at its end (B5).
+                answer_lost(&scan.finish(), self.bytes, shaper, frame, sink);
+                (false, None)
+            }
+            LongState::Cutting(scan) => {
+                let scanned = scan.finish();
+                // Its scan read it all: it is cut off when it broke at its very end
+                // (it ended before its structure closed, as its outline would say).
+                if scanned.broken.is_none_or(|broken| broken.at != self.bytes) {
+                    let route = shaper.cut_unheld(&scanned, self.bytes);
+                    emit(route, OriginalAt::InSink, frame, sink);
+                    return None;
+                }
+                (false, waited_for(raw(scanned.id), shaper))
+            }
+            LongState::Scanning { .. } => {
+                // What it answers, by the rule the whole line's cut-off keeps (B4).
+                sink.discard();
+                (false, waited_for(self.top.response_id(), shaper))
+            }
+        };
+        Some(CutOff {
+            bytes: self.bytes,
+            sent,
+            answering,
+        })
     }
 }
 
@@ -727,6 +913,7 @@ impl ServerStream {
                 }
                 None => {
                     let mut long = LongMessage::new(shaper).unheld_from(self.unheld_from);
+                    long.outline = Some(Outline::default());
                     long.push(shaper, &self.line, &self.line, sink);
                     long.push(shaper, part, part, sink);
                     self.long = Some(long);
@@ -740,15 +927,30 @@ impl ServerStream {
         }
     }
 
-    /// The end of the server's output: a last line without its line break is still a
-    /// line (and gets one).
-    pub fn finish(&mut self, shaper: &mut Shaper, sink: &mut impl Sink) {
+    /// The end of the server's output. A last line without its line break is still a
+    /// line (and gets one) when its structure closed; one [cut off](is_cut_off) in the
+    /// middle is not sent — or, when a part of it was sent as it came, is ended there
+    /// — and is what this returns (SPEC B5): its request, if one waited for it, is the
+    /// owner's to answer with an error saying the server stopped in its answer.
+    pub fn finish(&mut self, shaper: &mut Shaper, sink: &mut impl Sink) -> Option<CutOff> {
         match self.long.take() {
-            Some(long) => {
-                long.end(shaper, &mut LineFrame, sink);
+            Some(long) => long.end_of_output(shaper, &mut LineFrame, sink),
+            None if self.line.is_empty() => None,
+            None if is_cut_off(&self.line) => {
+                let answering = crate::lenient::response_id(&self.line)
+                    .filter(|id| shaper.is_pending(id.as_bytes()));
+                let cut_off = CutOff {
+                    bytes: self.line.len() as u64,
+                    sent: false,
+                    answering,
+                };
+                self.reuse_line();
+                Some(cut_off)
             }
-            None if self.line.is_empty() => {}
-            None => self.whole_line(shaper, sink),
+            None => {
+                self.whole_line(shaper, sink);
+                None
+            }
         }
     }
 

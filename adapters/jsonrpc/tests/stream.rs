@@ -6,7 +6,9 @@ use backstop_core::Limit;
 use backstop_core::limit::Keep;
 use backstop_jsonrpc::Shaper;
 use backstop_jsonrpc::scan::{Broken, Scan};
-use backstop_jsonrpc::stream::{LineFrame, LongMessage, MemorySink, ServerStream};
+use backstop_jsonrpc::stream::{
+    CutOff, LineFrame, LongMessage, MemorySink, ServerStream, is_cut_off,
+};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -1475,5 +1477,149 @@ fn b4_a_short_answer_cut_unheld_is_cut_or_answered_with_an_error() {
         sent.starts_with(r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"#)
             && sent.contains(&format!("stopped being JSON at byte {at}: ")),
         "{sent}"
+    );
+}
+
+/// `line`'s first `cut` bytes, the end of the server's output, through a stream that
+/// shapes lines up to `whole_line` whole (`unheld`: answers being cut not held from
+/// the first byte), in reads of `size`, after a whole ping answer: what was sent, what
+/// was cut off, and the shaper after.
+fn cut_off_at(
+    line: &[u8],
+    cut: usize,
+    whole_line: usize,
+    unheld: bool,
+    size: usize,
+) -> (Vec<u8>, Option<CutOff>, Shaper) {
+    let mut shaper = shaper(2_000);
+    let mut stream = ServerStream::new(whole_line).unheld_from(if unheld { 0 } else { u64::MAX });
+    let mut sink = MemorySink::default();
+    stream.push(
+        &mut shaper,
+        b"{\"jsonrpc\":\"2.0\",\"method\":\"ping\"}\n",
+        &mut sink,
+    );
+    for chunk in line[..cut].chunks(size) {
+        stream.push(&mut shaper, chunk, &mut sink);
+    }
+    let cut_off = stream.finish(&mut shaper, &mut sink);
+    assert!(sink.held.is_empty(), "nothing is left held");
+    (sink.sent, cut_off, shaper)
+}
+
+/// B5: the server's output ending in the middle of a line — a `tools/call` answer
+/// (held, or cut as it comes) or a `resources/read` one (passing as it came once its
+/// `id` and `result` are read), short or long — leaves only whole lines: none of it is
+/// sent if none was, and what was sent is ended with its line break. The request it was
+/// answering is said (once the lenient reader knows it, B4) and stays pending only if
+/// nothing of its answer was sent, so that its owner answers it once. The same in any
+/// chunking; a line whose structure closed is a line, line break or not.
+#[test]
+fn b5_a_line_the_end_of_output_cuts_off_is_never_half_sent_and_names_its_request() {
+    let text = "log line \\u001b[0m \\\"quoted\\\" \\\\ ok\\n".repeat(120);
+    let answers = [
+        (
+            "1",
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"result":{{"content":[{{"type":"text","text":"{text}"}}]}}}}"#
+            ),
+        ),
+        (
+            "2",
+            format!(
+                r#"{{"jsonrpc":"2.0","id":2,"result":{{"contents":[{{"uri":"file:///big","text":"{text}"}}]}}}}"#
+            ),
+        ),
+    ];
+    let ping = b"{\"jsonrpc\":\"2.0\",\"method\":\"ping\"}\n";
+    for (id, line) in &answers {
+        let line = line.as_bytes();
+        // Where the lenient reader knows what the line answers: the `result` key read.
+        let known = memchr::memmem::find(line, b"\"result\"").unwrap() + 8;
+        for (whole_line, unheld) in [(64 << 10, false), (16, false), (16, true)] {
+            for cut in (1..line.len())
+                .step_by(97)
+                .chain([known - 1, known, line.len() - 1])
+            {
+                let at_once = cut_off_at(line, cut, whole_line, unheld, cut);
+                for size in [1, 3, 40] {
+                    let (sent, cut_off, shaper) = cut_off_at(line, cut, whole_line, unheld, size);
+                    let case = format!(
+                        "id {id}, {whole_line} whole, unheld {unheld}, cut at {cut}, reads of {size}"
+                    );
+                    let cut_off = cut_off.unwrap_or_else(|| panic!("{case}: cut off"));
+                    assert_eq!(cut_off.bytes, cut as u64, "{case}");
+                    let partly = [&ping[..], &line[..cut], b"\n"].concat();
+                    match cut_off.sent {
+                        false => assert_eq!(sent, ping, "{case}: nothing of it sent"),
+                        true => assert_eq!(sent, partly, "{case}: ended where it stopped"),
+                    }
+                    let answering = (cut >= known).then_some(*id);
+                    assert_eq!(cut_off.answering.as_deref(), answering, "{case}");
+                    assert_eq!(
+                        shaper.is_pending(id.as_bytes()),
+                        !cut_off.sent,
+                        "{case}: pending while none of its answer was sent"
+                    );
+                    assert_eq!(
+                        (sent, Some(cut_off)),
+                        (at_once.0.clone(), at_once.1.clone()),
+                        "{case}: as read at once"
+                    );
+                }
+            }
+            // Whole, without its line break: a line, not cut off.
+            let (sent, cut_off, shaper) = cut_off_at(line, line.len(), whole_line, unheld, 40);
+            assert_eq!(cut_off, None, "id {id}, {whole_line} whole: whole");
+            assert!(
+                sent.ends_with(b"\n") && sent.len() > ping.len(),
+                "id {id}: sent, ended"
+            );
+            assert!(!shaper.is_pending(id.as_bytes()), "id {id}: answered");
+        }
+    }
+    // A long answer passes early (id 2, a resources/read, needs no change): cut off
+    // past its `result`, a part of it was sent; a tools/call answer never is.
+    let (_, passed, _) = cut_off_at(answers[1].1.as_bytes(), 2_000, 16, false, 40);
+    assert!(
+        passed.unwrap().sent,
+        "the resources/read answer was passing"
+    );
+    let (_, held, _) = cut_off_at(answers[0].1.as_bytes(), 2_000, 16, false, 40);
+    assert!(!held.unwrap().sent, "the tools/call answer was held");
+}
+
+/// B5: whether a last line was cut off — an object or array opened and not closed,
+/// strings read by their quotes and escapes alone (runs of backslashes, escaped quotes,
+/// bytes that are not UTF-8) — is decided the same on the long path, in any chunking,
+/// as for the whole line ([`is_cut_off`]); a notification cut off is not sent either.
+#[test]
+fn b5_a_cut_off_line_is_known_by_its_structure_in_any_chunking() {
+    let line: &[u8] = b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"data\":[\"a\\\\\\\"}]\\\\\",\"\xff\\\\\\\\\",{\"k\":[1,{}]}],\"x\":\"]\"}} ";
+    assert!(
+        serde_json::from_slice::<Value>(&line[..line.len() - 1]).is_err(),
+        "not UTF-8"
+    );
+    for cut in 1..=line.len() {
+        let prefix = &line[..cut];
+        let expected = is_cut_off(prefix);
+        for whole_line in [16, 64 << 10] {
+            for size in [1, 2, 5, 7, cut] {
+                let (sent, cut_off, _) = cut_off_at(line, cut, whole_line, false, size);
+                let case = format!("cut at {cut}, {whole_line} whole, reads of {size}");
+                assert_eq!(cut_off.is_some(), expected, "{case}");
+                if expected {
+                    let sent_some = cut_off.as_ref().is_some_and(|cut_off| cut_off.sent);
+                    assert_eq!(sent_some, sent.len() > 34, "{case}");
+                    assert!(sent.ends_with(b"\n"), "{case}");
+                    assert_eq!(cut_off.unwrap().answering, None, "{case}: a notification");
+                }
+            }
+        }
+    }
+    assert!(!is_cut_off(line), "closed, a space after it");
+    assert!(
+        is_cut_off(&line[..line.len() - 2]),
+        "the last brace missing"
     );
 }

@@ -71,7 +71,11 @@ use super::upstream::{RequestWait, Upstream, UpstreamFailure, Wait};
 use super::{Options, Shaping, is_answer, is_long_lived, lock, request_ids};
 
 /// The body of every response the gateway sends.
-type Body = BoxBody<Bytes, hyper::Error>;
+type Body = BoxBody<Bytes, BodyError>;
+
+/// Why a response body failed: the upstream's broke, or the gateway aborted one it had
+/// begun (B5); either way the client's connection closes without the body's end.
+type BodyError = Box<dyn std::error::Error + Send + Sync>;
 
 /// A default for [`Gateway::max_body`]: 4 MiB.
 pub const DEFAULT_MAX_BODY: usize = 4 << 20;
@@ -308,6 +312,14 @@ fn boxed(
     body.map_err(|never: Infallible| match never {}).boxed()
 }
 
+/// A body that may fail (the upstream's, passed on; one the gateway writes, which it
+/// may abort), as the gateway's.
+fn fallible<E: Into<BodyError> + 'static>(
+    body: impl hyper::body::Body<Data = Bytes, Error = E> + Send + Sync + 'static,
+) -> Body {
+    body.map_err(Into::into).boxed()
+}
+
 /// A response with `status` and a plain-text body.
 fn plain(status: StatusCode, text: &'static str) -> Response<Body> {
     let mut response = Response::new(full(text));
@@ -485,7 +497,7 @@ async fn handle(gateway: &Gateway, listen: IpAddr, request: Request<Incoming>) -
         }
     }
     if !status.is_success() || !matches!(parts.method, Method::POST | Method::GET) {
-        return Response::from_parts(head, body.boxed());
+        return Response::from_parts(head, fallible(body));
     }
     // The upstream issued this id, or served a request of one it knows.
     let served = match &session_id {
@@ -506,10 +518,10 @@ async fn handle(gateway: &Gateway, listen: IpAddr, request: Request<Incoming>) -
             // closed, with it.
             let _ = stream_events(&upstream, &shaping, &mut body, ids, patient, sender).await;
         });
-        return Response::from_parts(head, boxed(channel));
+        return Response::from_parts(head, fallible(channel));
     }
     if parts.method == Method::GET || status == StatusCode::ACCEPTED {
-        return Response::from_parts(head, body.boxed());
+        return Response::from_parts(head, fallible(body));
     }
     json_body(gateway, &shaping, head, body, &sent).await
 }
@@ -579,11 +591,13 @@ async fn json_body(
     tokio::spawn(async move {
         let _ = stream_body(&upstream, &shaping, body, wait, (shaped, sink), ids, sender).await;
     });
-    Response::from_parts(head, boxed(channel))
+    Response::from_parts(head, fallible(channel))
 }
 
 /// The rest of a long JSON body, shaped into `sender` as it arrives. When the server
-/// breaks off before anything was sent, the requests' errors are the body instead.
+/// breaks off before anything was sent, the requests' errors are the body instead;
+/// after a part of it was sent (passing as it came), the body is aborted: no error can
+/// follow it in one JSON body, and it must not end as a whole one would (B5).
 async fn stream_body(
     upstream: &Upstream,
     shaping: &Shaping,
@@ -602,7 +616,10 @@ async fn stream_body(
                 // The requests are answered here or not at all: none stays pending.
                 let error = failure.to_error(upstream.address());
                 let answers = shaping.fail_requests(&ids, &error);
-                if !sink.sent_some() && !ids.is_empty() {
+                if sink.sent_some() {
+                    return sender.abort().await;
+                }
+                if !ids.is_empty() {
                     sender
                         .send_data(Bytes::from(one_json_text(answers)))
                         .await?;

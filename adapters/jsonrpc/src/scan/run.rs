@@ -218,7 +218,7 @@ fn halves(block: &[u8; BLOCK], classify: impl Fn(u8x32) -> (u8x32, u8x32)) -> (u
 /// escaped when `escaped_first`), found 64 bytes at a time without reading what lies
 /// between: `Ok(its offset)`, or `Err(whether the next byte is escaped)` when `bytes`
 /// end first. Nothing is checked: this is for a string that is skipped.
-pub(super) fn closing_quote(bytes: &[u8], escaped_first: bool) -> Result<usize, bool> {
+pub(crate) fn closing_quote(bytes: &[u8], escaped_first: bool) -> Result<usize, bool> {
     let backslash = u8x32::splat(b'\\');
     let quote = u8x32::splat(b'"');
     let mut carry = u64::from(escaped_first);
