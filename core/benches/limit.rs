@@ -17,8 +17,14 @@
 //! group: each within a few times the copy, and flat in the input size (L13: the
 //! dropped part, the middle under head and tail, is never read).
 //!
+//! The reader's limits (SPEC L18): the cut to each client profile's characters and
+//! tokens (Claude Code, Codex, Gemini CLI) on plain scrollback and on CJK text with
+//! emoji (where characters, tokens and bytes disagree) of 1 MB and 100 MB, beside a
+//! 1 MB `memcpy` in the same group: flat in the input size, and well under the copy
+//! (a reader keeps about 40,000 characters).
+//!
 //! Run: `cargo bench -p backstop-core --bench limit` (`-- keep_1MB_cap` for the
-//! policies alone). The inputs are the same as those
+//! policies alone, `-- reader_limits` for the reader's limits). The inputs are the same as those
 //! of `scripts/anchor_limiter_bench.py`, which times the reference implementation.
 
 use std::hint::black_box;
@@ -196,5 +202,52 @@ fn keep(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, limit, structured, keep);
+/// Lines of CJK text with an emoji, `size` bytes or a little more.
+fn cjk(size: usize) -> String {
+    let mut text = String::with_capacity(size + 64);
+    let mut n = 0;
+    while text.len() < size {
+        use std::fmt::Write;
+        let _ = writeln!(text, "行 {n:08} 漢字の出力 🙂");
+        n += 1;
+    }
+    text
+}
+
+fn reader_limits(c: &mut Criterion) {
+    use backstop_core::ClientInfo;
+    drop(std::hint::black_box(vec![1u8; 16 << 20]));
+    let mut group = c.benchmark_group("reader_limits");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(500));
+    let source = scrollback(1_000_000).into_bytes();
+    let mut target = vec![0u8; source.len()];
+    group.bench_function(BenchmarkId::new("memcpy", "1MB"), |b| {
+        b.iter(|| {
+            target.copy_from_slice(black_box(&source));
+            black_box(&target);
+        })
+    });
+    for (label, size) in [("1MB", 1_000_000), ("100MB", 100_000_000)] {
+        for (kind, text) in [("ascii", scrollback(size)), ("cjk", cjk(size))] {
+            let result = ToolResult::text(text);
+            for client in ["claude-code", "codex-mcp-client", "gemini-cli-mcp-client"] {
+                let limit = Limit::default().for_client(Some(&ClientInfo::new(client, "")));
+                assert!(
+                    limit.truncate(&result).is_some(),
+                    "{label} is over the limits"
+                );
+                group.bench_with_input(
+                    BenchmarkId::new(format!("{client}_{kind}"), label),
+                    &result,
+                    |b, r| b.iter(|| limit.truncate(black_box(r))),
+                );
+            }
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, limit, structured, keep, reader_limits);
 criterion_main!(benches);

@@ -18,7 +18,7 @@ pub use crate::catalog::ToolCatalog;
 use crate::error_result::{CallContext, error_result};
 use crate::failure::Failure;
 use crate::foreign_validation::redact_input_values;
-use crate::limit::{HeldInPart, Limit, Truncation};
+use crate::limit::{HeldInPart, Limit, Limited, Truncation};
 use crate::log::LogRecord;
 use crate::protocol_error::{ProtocolError, code};
 use crate::result::{Content, ToolResult};
@@ -223,7 +223,7 @@ pub fn shape_tool_call(
         },
     };
     let limited = limit.apply_with_schema(&call.tool, result, catalog.output_schema(&call.tool));
-    Shaped::result(limited.result, log, limited.truncation)
+    Shaped::limited(limited, log)
 }
 
 impl Shaped {
@@ -245,6 +245,15 @@ impl Shaped {
             log,
             truncation,
         }
+    }
+
+    /// A result as the limit left it: changed if a failure was converted, the limit
+    /// cut, or E12 marked it.
+    fn limited(limited: Limited, log: Option<LogRecord>) -> Self {
+        let error_lead = limited.error_lead;
+        let mut shaped = Self::result(limited.result, log, limited.truncation);
+        shaped.unchanged &= !error_lead;
+        shaped
     }
 
     /// A protocol error that passes as the server sent it (E9, E10).
@@ -280,8 +289,8 @@ fn passes_as_it_came(
 /// failure) and over the cap (so a cut drops it); an error result whose strings held
 /// in part may quote a rejected input (V3) is read whole, to be redacted.
 ///
-/// In the returned [`Shaped`], a response with neither a log record nor a truncation
-/// means "send the result as it came": the result in it is only what was held.
+/// In the returned [`Shaped`], `unchanged` means "send the result as it came": the
+/// result in it is only what was held.
 ///
 /// ```
 /// use backstop_core::call::{ToolCatalog, shape_tool_call_in_part};
@@ -333,10 +342,12 @@ pub fn shape_tool_call_in_part(
             .for_tool(&call.tool)
             .truncate_in_part(&result, held, catalog.output_schema(&call.tool))
             .ok()?,
+        // E12 marks what the limit leaves alone: the whole result is needed for it.
+        false if limit.marks_errors() && result.is_error() => return None,
         false => None,
     };
     match truncation {
-        Some(limited) => Some(Shaped::result(limited.result, log, limited.truncation)),
+        Some(limited) => Some(Shaped::limited(limited, log)),
         // Sent as it came; unless it was redacted, which needs all of it.
         None if log.is_some() => None,
         None => Some(Shaped::result(result, log, None)),
@@ -355,8 +366,8 @@ pub fn shape_tool_call_in_part(
 /// [`Limit::truncate_texts`] cuts whole (one with `structuredContent`, L15). A
 /// recognised failure (V1–V5, [`recognize_failure`]) needs only its first text.
 ///
-/// In the returned [`Shaped`], a response with neither a log record nor a truncation
-/// means "send the result as it came": the result in it may be the shell.
+/// In the returned [`Shaped`], `unchanged` means "send the result as it came": the
+/// result in it may be the shell.
 ///
 /// ```
 /// use backstop_core::call::{ToolCatalog, shape_tool_call_texts};
@@ -371,7 +382,7 @@ pub fn shape_tool_call_in_part(
 /// assert_eq!(shaped.truncation.unwrap().original_bytes, scrollback.len());
 /// // Under the cap: nothing to do, the result goes as it came.
 /// let shaped = shape_tool_call_texts(&catalog, &call, shell(), &["PROMPT $"], &limit);
-/// assert!(shaped.log.is_none() && shaped.truncation.is_none());
+/// assert!(shaped.unchanged);
 /// ```
 pub fn shape_tool_call_texts(
     catalog: &ToolCatalog,
@@ -408,10 +419,12 @@ pub fn shape_tool_call_texts(
             texts,
             catalog.output_schema(&call.tool),
         ),
+        // E12 marks what the limit leaves alone (a short text: put in whole).
+        false if limit.marks_errors() && shell.is_error() => return whole(shell),
         false => None,
     };
     match limited {
-        Some(limited) => Shaped::result(limited.result, None, limited.truncation),
+        Some(limited) => Shaped::limited(limited, None),
         None => Shaped::result(shell, None, None),
     }
 }

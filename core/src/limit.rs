@@ -41,12 +41,15 @@
 //!   JSON as text;
 //! - `structured`, `schema`, `serialization`: the structured cut (L15).
 
+mod client_profile;
 mod cutter;
 mod entry_points;
+mod error_lead;
 mod escape;
 mod held_in_part;
 mod joined;
 mod payload;
+mod reader;
 mod schema;
 mod serialization;
 mod settings;
@@ -54,13 +57,15 @@ mod structured;
 
 use serde::Serialize;
 
+pub use client_profile::ClientProfile;
 pub(crate) use cutter::{
     Cutter, find_cut, find_cut_from, find_head_cut, header_of, kept_meta, share_of, with_header,
 };
 pub(crate) use entry_points::texts_apart;
 pub use held_in_part::{HeldEnds, HeldInPart, may_start_serialization};
 use payload::PayloadTail;
-pub use settings::{Keep, KeepError, Limit, LimitError};
+pub use reader::ReaderCount;
+pub use settings::{ERROR_LEAD, Keep, KeepError, Limit, LimitError};
 pub use structured::{RESULT_TOO_LARGE, RESULT_TOO_LARGE_SUGGESTION, StructuredCut};
 
 use crate::result::ToolResult;
@@ -96,8 +101,10 @@ pub const LINE_ALIGN_MAX_BYTES: usize = 4096;
 pub struct Limited {
     /// The result to send: the input when nothing was cut.
     pub result: ToolResult,
-    /// What was cut; `None` when the result was returned unchanged.
+    /// What was cut; `None` when nothing was.
     pub truncation: Option<Truncation>,
+    /// E12 put `Error: ` before its text (the result changed though nothing was cut).
+    pub error_lead: bool,
 }
 
 /// A report of one cut, also written to `_meta` under [`TRUNCATION_META_KEY`] unless

@@ -2,8 +2,9 @@
 //! decide exactly as the entry points the Rust adapters call.
 
 use backstop_core::call::{Outcome, ToolCatalog, shape_tool_call, shape_tool_call_texts};
+use backstop_core::limit::ClientProfile;
 use backstop_core::testing::strategies::result_and_cap;
-use backstop_core::{Content, Limit, ToolResult};
+use backstop_core::{ClientInfo, Content, Limit, ToolResult};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -63,12 +64,27 @@ fn catalog() -> impl Strategy<Value = ToolCatalog> {
     ]
 }
 
+/// The client that reads the result (L18, E12): each profiled one, one without a
+/// profile, or none known — the limit is that client's.
+fn client() -> impl Strategy<Value = Option<ClientInfo>> {
+    let names: Vec<&str> = ClientProfile::ALL
+        .iter()
+        .map(|p| p.client)
+        .chain(["an-agent"])
+        .collect();
+    prop::option::of(prop::sample::select(names).prop_map(|name| ClientInfo::new(name, "1")))
+}
+
 proptest! {
     /// L1–L13 through borrowed texts: `truncate_texts` with the texts held apart is
     /// `truncate` on the whole result, for every result and cap.
     #[test]
-    fn truncate_texts_is_truncate((result, cap) in result_and_cap(), line_align in any::<bool>()) {
-        let limit = Limit::new(cap).unwrap().line_aligned(line_align);
+    fn truncate_texts_is_truncate(
+        (result, cap) in result_and_cap(),
+        line_align in any::<bool>(),
+        client in client(),
+    ) {
+        let limit = Limit::new(cap).unwrap().line_aligned(line_align).for_client(client.as_ref());
         let (shell, texts) = shell_and_texts(&result);
         let borrowed: Vec<&str> = texts.iter().map(String::as_str).collect();
         prop_assert_eq!(limit.truncate_texts(&shell, &borrowed, None), limit.truncate(&result));
@@ -86,6 +102,7 @@ proptest! {
         limited_tools in any::<bool>(),
         catalog in catalog(),
         failure in prop::option::of((failure_text(), any::<prop::sample::Index>())),
+        client in client(),
     ) {
         if let Some((text, at)) = failure {
             let at = if at.index(2) == 0 { 0 } else { at.index(result.content.len() + 1) };
@@ -95,12 +112,13 @@ proptest! {
         if limited_tools {
             limit = limit.only_tools(["other"]);
         }
+        let limit = limit.for_client(client.as_ref());
         let call = catalog.context("t").with_arguments(["count", "bogus"]);
         let whole = shape_tool_call(&catalog, &call, Outcome::Result(result.clone()), &limit);
         let (shell, texts) = shell_and_texts(&result);
         let borrowed: Vec<&str> = texts.iter().map(String::as_str).collect();
         let mut apart = shape_tool_call_texts(&catalog, &call, shell, &borrowed, &limit);
-        if apart.log.is_none() && apart.truncation.is_none() {
+        if apart.unchanged {
             apart.response = apart.response.map(|sent| sent.with_texts(&borrowed));
         }
         prop_assert_eq!(apart, whole);

@@ -24,13 +24,40 @@ fn check_keeping(
     line_align: bool,
     result: &ToolResult,
 ) -> Result<(), TestCaseError> {
-    let limit = Limit::new(cap)
+    check_reading(keep, cap, None, line_align, result)
+}
+
+/// The rules under `keep`, at `cap` wire bytes and the reader's limits `reader`
+/// (characters, tokens: L18).
+fn check_reading(
+    keep: Keep,
+    cap: usize,
+    reader: Option<(Option<usize>, Option<usize>)>,
+    line_align: bool,
+    result: &ToolResult,
+) -> Result<(), TestCaseError> {
+    let mut limit = Limit::new(cap)
         .unwrap()
         .line_aligned(line_align)
         .with_keep(keep);
+    if let Some((chars, tokens)) = reader {
+        limit = limit
+            .with_max_chars(chars)
+            .unwrap()
+            .with_max_tokens(tokens)
+            .unwrap();
+    }
     check_limit(&limit, result)
         .map(drop)
         .map_err(|v| TestCaseError::fail(v.to_string()))
+}
+
+/// A reader's limits (L18): characters, tokens, either or both, from the least that
+/// holds a cut to more than most texts drawn.
+fn reader_limits() -> impl Strategy<Value = (Option<usize>, Option<usize>)> {
+    let chars = proptest::option::of(Limit::min_chars()..3_000);
+    let tokens = proptest::option::of(Limit::min_tokens()..800);
+    (chars, tokens)
 }
 
 proptest! {
@@ -62,6 +89,56 @@ proptest! {
         line_align in any::<bool>(),
     ) {
         check_keeping(keep, cap, line_align, &result)?;
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { max_shrink_iters: 4096, ..ProptestConfig::default() })]
+
+    /// L2–L12 and L16 under a reader's limits too (L18): every limit hard at once, the
+    /// cut the longest that fits all of them, under every keep policy, line-aligned or
+    /// not; a result within all of them unchanged.
+    #[test]
+    fn l18_rules_hold_under_the_readers_limits(
+        (result, cap) in result_and_cap(),
+        reader in reader_limits(),
+        keep in keep(),
+        line_align in any::<bool>(),
+    ) {
+        check_reading(keep, cap, Some(reader), line_align, &result)?;
+    }
+}
+
+/// L18 where characters, tokens and wire bytes disagree most: surrogate pairs, CJK,
+/// escapes and ASCII, at every limit in a range, under each policy.
+#[test]
+fn l18_each_unit_binds_in_its_turn() {
+    let texts = [
+        "🙂🙂 emoji line\n".repeat(300),
+        "漢字かな交じり文\n".repeat(300),
+        "\"quoted\"\t\\ \u{1b}[1mbold\u{1b}[0m\n".repeat(200),
+        "plain ascii output line\n".repeat(300),
+    ];
+    for text in texts {
+        let result = ToolResult::text(text.clone());
+        for n in (Limit::min_chars()..Limit::min_chars() + 600).step_by(7) {
+            for keep in [
+                Keep::Tail,
+                Keep::Head,
+                Keep::HeadAndTail {
+                    head_per_mille: 300,
+                },
+            ] {
+                for reader in [(Some(n), None), (None, Some(n / 3)), (Some(n), Some(n / 3))] {
+                    let reader = (
+                        reader.0,
+                        reader.1.map(|t: usize| t.max(Limit::min_tokens())),
+                    );
+                    check_reading(keep, 1_000_000, Some(reader), true, &result)
+                        .unwrap_or_else(|e| panic!("{keep}, {reader:?}: {e:?}"));
+                }
+            }
+        }
     }
 }
 

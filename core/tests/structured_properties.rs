@@ -57,6 +57,12 @@ fn check(
         .unwrap()
         .line_aligned(line_align)
         .with_keep(keep);
+    check_under(schema, input, &limit)
+}
+
+/// L15 a under `limit`: the rules, and the cut value valid against `schema`.
+fn check_under(schema: &Value, input: &ToolResult, limit: &Limit) -> Result<(), TestCaseError> {
+    let limit = limit.clone();
     let limited = check_structured_limit(&limit, input, Some(schema))
         .map_err(|v| TestCaseError::fail(v.to_string()))?;
     if let Some(cut) = &limited.result.structured_content {
@@ -108,6 +114,25 @@ proptest! {
         let input = result(&value, text, &other, None);
         let cap = ((input.wire_size() as f64 * fraction) as usize).max(Limit::min_bytes());
         check(&schema, &input, cap, line_align, keep)?;
+    }
+
+    /// L15 a under a reader's limits too (L18): the structured cut fits the characters
+    /// and tokens of what the reader reads, and the cut value stays valid.
+    #[test]
+    fn l18_cuts_keep_structured_content_valid_under_the_readers_limits(
+        (schema, value) in schema_and_value(),
+        text in text_kind(),
+        keep in keep(),
+        chars in prop::option::of(Limit::min_chars()..2_000),
+        tokens in prop::option::of(Limit::min_tokens()..500),
+    ) {
+        let validator = jsonschema::validator_for(&schema).unwrap();
+        prop_assume!(validator.is_valid(&value), "the generator makes valid values");
+        let input = result(&value, text, "note", None);
+        let limit = Limit::new(1_000_000).unwrap().with_keep(keep)
+            .with_max_chars(chars).unwrap()
+            .with_max_tokens(tokens).unwrap();
+        check_under(&schema, &input, &limit)?;
     }
 
     /// L15 b: without a schema, every string and array may be cut.

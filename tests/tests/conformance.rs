@@ -37,9 +37,15 @@ struct Vector {
 }
 
 impl Vector {
-    /// The vector's limit: its cap and keep policy.
+    /// The vector's limit: its cap and keep policy (what an adapter configures).
     fn limit(&self) -> Limit {
         Limit::new(self.cap).unwrap().with_keep(self.keep)
+    }
+
+    /// The limit for the vector's client, as the session machine applies it (L18,
+    /// E12): the core's own path takes it so.
+    fn limit_for_client(&self) -> Limit {
+        self.limit().for_client(Some(&self.client))
     }
 }
 
@@ -122,7 +128,7 @@ fn canonical(value: &Value) -> String {
 // ---- the core, directly -------------------------------------------------------------
 
 fn through_core(v: &Vector) -> String {
-    let limit = v.limit();
+    let limit = v.limit_for_client();
     if v.method != "tools/call" {
         let session = Session {
             client: Some(v.client.clone()),

@@ -1,7 +1,7 @@
 //! `backstop`: put any stdio MCP server behind backstop.
 //!
 //! ```text
-//! backstop proxy [--max-bytes N] [--tools a,b,…] [--keep [TOOL=]POLICY]… [--no-line-align] -- <command> [args…]
+//! backstop proxy [--max-bytes N] [--max-chars N] [--max-tokens N] [--tools a,b,…] [--keep [TOOL=]POLICY]… [--no-line-align] -- <command> [args…]
 //! backstop proxy [options] --url URL [--header 'Name: value']…
 //! backstop gateway [options] [--listen 127.0.0.1:8808] --upstream URL
 //! ```
@@ -32,8 +32,12 @@ use http::{HeaderMap, HeaderName, HeaderValue};
 
 const PROXY_EXAMPLES: &str = "\
 Examples:
-  # A Python server, every tool result capped at the default 1,000,000 bytes:
+  # A Python server, every tool result cut to fit the client that reads it (its
+  # characters and tokens) and 1,000,000 bytes:
   backstop proxy -- python3 -m my_mcp_server
+
+  # The same for a client without a limit of its own, up to 1,000,000 bytes only:
+  backstop proxy --max-chars none --max-tokens none -- python3 -m my_mcp_server
 
   # An npm server, only two tools capped, at 200 kB:
   backstop proxy --max-bytes 200000 --tools capture_pane,show_buffer -- npx -y some-mcp-server
@@ -120,6 +124,22 @@ struct ShapeArgs {
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_BYTES, value_parser = parse_cap)]
     max_bytes: usize,
 
+    /// The most characters (UTF-16 code units, as JavaScript counts them) of a result's
+    /// text that reach the model, or `none`. Default: the limit of the client that
+    /// reads it, by its name in the handshake — Claude Code 50,000, Gemini CLI 39,959
+    /// — so that the client passes the cut on as it is, header and tail, instead of
+    /// cutting it again or saving it to a file; a client without a profile gets the
+    /// smallest.
+    #[arg(long, value_name = "N|none", value_parser = parse_chars)]
+    max_chars: Option<ReaderLimitArg>,
+
+    /// The most tokens of a result's text that reach the model (estimated as 4 ASCII
+    /// bytes, or one character beyond ASCII, a token), or `none`. Default: the
+    /// client's limit — Codex 9,950, Claude Code 25,000 or its MAX_MCP_OUTPUT_TOKENS
+    /// when backstop's environment has it.
+    #[arg(long, value_name = "N|none", value_parser = parse_tokens)]
+    max_tokens: Option<ReaderLimitArg>,
+
     /// Apply the cap only to these tools (comma-separated); default: every tool.
     #[arg(long, value_name = "a,b,…", value_delimiter = ',')]
     tools: Vec<String>,
@@ -151,7 +171,18 @@ impl ShapeArgs {
     fn limit(&self) -> Result<Limit, String> {
         let mut limit = Limit::new(self.max_bytes)
             .map_err(|error| error.to_string())?
-            .line_aligned(!self.no_line_align);
+            .line_aligned(!self.no_line_align)
+            .with_max_output_tokens_env(max_mcp_output_tokens());
+        if let Some(ReaderLimitArg(chars)) = self.max_chars {
+            limit = limit
+                .with_max_chars(chars)
+                .map_err(|error| error.to_string())?;
+        }
+        if let Some(ReaderLimitArg(tokens)) = self.max_tokens {
+            limit = limit
+                .with_max_tokens(tokens)
+                .map_err(|error| error.to_string())?;
+        }
         if !self.tools.is_empty() {
             limit = limit.only_tools(self.tools.clone());
         }
@@ -308,6 +339,44 @@ fn parse_cap(text: &str) -> Result<usize, String> {
     Limit::new(cap)
         .map(|_| cap)
         .map_err(|error| error.to_string())
+}
+
+/// A reader's limit (L18) given on the command line: a number, or `none` for no limit
+/// in that unit.
+#[derive(Debug, Clone, Copy)]
+struct ReaderLimitArg(Option<usize>);
+
+fn parse_chars(text: &str) -> Result<ReaderLimitArg, String> {
+    parse_reader_limit(text, "characters", |n| Limit::default().with_max_chars(n))
+}
+
+fn parse_tokens(text: &str) -> Result<ReaderLimitArg, String> {
+    parse_reader_limit(text, "tokens", |n| Limit::default().with_max_tokens(n))
+}
+
+fn parse_reader_limit(
+    text: &str,
+    unit: &str,
+    check: impl Fn(Option<usize>) -> Result<Limit, backstop_core::LimitError>,
+) -> Result<ReaderLimitArg, String> {
+    let limit = match text.trim() {
+        "none" => None,
+        number => Some(
+            number
+                .parse()
+                .map_err(|_| format!("`{text}` is not a number of {unit}, or `none`"))?,
+        ),
+    };
+    check(limit).map_err(|error| error.to_string())?;
+    Ok(ReaderLimitArg(limit))
+}
+
+/// `MAX_MCP_OUTPUT_TOKENS` from the environment, which Claude Code's profile follows
+/// (a user sets it in the server's `env` in the client's config, L18).
+fn max_mcp_output_tokens() -> Option<usize> {
+    std::env::var("MAX_MCP_OUTPUT_TOKENS")
+        .ok()
+        .and_then(|value| value.trim().parse().ok())
 }
 
 /// A keep policy (L16), for every tool (`head`) or for one (`git_log=head`).

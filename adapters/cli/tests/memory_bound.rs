@@ -62,7 +62,8 @@ fn big_line_server() -> PathBuf {
         .clone()
 }
 
-/// `backstop proxy --max-bytes CAP -- big_line_server`, after the handshake and a
+/// `backstop proxy --max-bytes CAP -- big_line_server`, the reader's limits off (L18:
+/// the cut keeps all the cap holds, the most B3 must bound), after the handshake and a
 /// `tools/list`.
 struct Proxy {
     child: Child,
@@ -79,7 +80,11 @@ impl Proxy {
     fn start_with(options: &[&str]) -> Proxy {
         let mut command = Command::new(support::backstop());
         command.args(["proxy", "--max-bytes", &CAP.to_string()]);
-        command.args(options).arg("--").arg(big_line_server());
+        command
+            .args(support::BYTES_ONLY)
+            .args(options)
+            .arg("--")
+            .arg(big_line_server());
         Proxy::spawn(command)
     }
 
@@ -92,7 +97,8 @@ impl Proxy {
             &format!(r#"trap "" XFSZ; ulimit -f {kib}; exec "$0" "$@""#),
         ]);
         command.arg(support::backstop());
-        command.args(["proxy", "--max-bytes", &max_bytes.to_string(), "--"]);
+        command.args(["proxy", "--max-bytes", &max_bytes.to_string()]);
+        command.args(support::BYTES_ONLY).arg("--");
         command.arg(big_line_server());
         Proxy::spawn(command)
     }

@@ -20,7 +20,18 @@ fn shaper(cap: usize) -> Shaper {
 
 /// [`shaper`], `capture_pane` keeping `keep` (L16; other tools their tails).
 fn keeping(cap: usize, keep: Keep) -> Shaper {
-    let limit = Limit::new(cap).unwrap().keep_for("capture_pane", keep);
+    shaping(Limit::new(cap).unwrap().keep_for("capture_pane", keep))
+}
+
+/// [`shaper`] with the reader's limits off (L18): only the byte cap bounds a result.
+fn bytes_only(cap: usize) -> Shaper {
+    let limit = Limit::new(cap).unwrap().with_max_chars(None).unwrap();
+    shaping(limit.with_max_tokens(None).unwrap())
+}
+
+/// A shaper under `limit`, with a `tools/call` (id 1) and a `resources/read` (id 2)
+/// pending.
+fn shaping(limit: Limit) -> Shaper {
     let mut shaper = Shaper::new(limit);
     shaper.client_message(
         br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"capture_pane","arguments":{"pane":"%1"}}}"#,
@@ -858,9 +869,10 @@ fn through_a_full_disk(shaper: &mut Shaper, line: &[u8]) -> String {
 fn b5_an_answer_whose_held_bytes_are_lost_is_answered_once_with_an_error() {
     let big = text(&[(0, 1)], 3_000_000);
     for id_last in [false, true] {
-        // Under a 10 MB cap the 3 MB result passes as it came: it needs what was held.
+        // Under a 10 MB cap (and no reader's limit) the 3 MB result passes as it came:
+        // it needs what was held.
         let line = result_line(&big, id_last, false, 0);
-        let mut uncut = shaper(10_000_000);
+        let mut uncut = bytes_only(10_000_000);
         let sent = through_a_full_disk(&mut uncut, &line);
         let answer: Value = serde_json::from_str(sent.trim_end()).unwrap();
         assert_eq!(answer["id"], 1, "id last: {id_last}");

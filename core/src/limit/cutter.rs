@@ -8,6 +8,7 @@ use serde_json::{Map, Value};
 use unicode_segmentation::{GraphemeCursor, GraphemeIncomplete};
 
 use super::joined::Joined;
+use super::reader::{ReaderCount, ReaderRoom};
 use super::{
     ERROR_META_KEYS, Keep, LINE_ALIGN_MAX_BYTES, Limit, Limited, MetaKept, PRE_CONTEXT_BYTES,
     TRUNCATION_META_KEY, Truncation, escape,
@@ -135,11 +136,19 @@ impl<'a> Cutter<'a> {
         };
         let line = |dropped: usize| header_of(dropped, self.non_text);
         let len = self.joined.len();
+        // L18: what the reader counts of the text, the header line's extra digits
+        // (beyond the shortest line's) counted where the line goes.
+        let reader = Reader::new(self.limit.reader_room(), self.joined);
+        let extra = |dropped: usize| ReaderCount::ascii(line(dropped).len() - header(0).len());
         let (dropped, text) = match keep {
             Keep::Tail => {
                 let elided = self.elided;
-                let cut =
-                    self.find_cut(0, room, |p, e| skeleton + counted(elided + p) + e <= cap)?;
+                let fixed = ReaderCount::ascii(header(0).len() + 1);
+                let (from, mut tail) = reader.tail(fixed, room)?;
+                let cut = self.find_cut(0, from, room, |p, e| {
+                    skeleton + counted(elided + p) + e <= cap
+                        && reader.fits(tail.from(p).plus(fixed).plus(extra(elided + p)))
+                })?;
                 let dropped = elided + cut.start;
                 (
                     dropped,
@@ -148,8 +157,12 @@ impl<'a> Cutter<'a> {
             }
             Keep::Head => {
                 debug_assert_eq!(self.elided, 0, "a head is cut from the whole text");
-                let head =
-                    self.find_head_cut(room, |q, e| skeleton + counted(len - q) + e <= cap)?;
+                let fixed = ReaderCount::ascii(header(0).len() + 1);
+                let (upto, mut head) = reader.head(fixed, room)?;
+                let head = self.find_head_cut(upto, room, |q, e| {
+                    skeleton + counted(len - q) + e <= cap
+                        && reader.fits(head.to(q).plus(fixed).plus(extra(len - q)))
+                })?;
                 let dropped = len - head.end;
                 (
                     dropped,
@@ -161,11 +174,20 @@ impl<'a> Cutter<'a> {
                 // The head's share of the room holds it and the count's extra digits,
                 // so that an empty tail always fits beside it.
                 let head_room = share_of(room, head_per_mille);
-                let head =
-                    self.find_head_cut(head_room, |q, e| counted(len - q) + e <= head_room)?;
+                let fixed = ReaderCount::ascii(header(0).len() + 2);
+                let head_reader = reader.shared(fixed, head_per_mille)?;
+                let (upto, mut counted_head) =
+                    head_reader.head(ReaderCount::default(), head_room)?;
+                let head = self.find_head_cut(upto, head_room, |q, e| {
+                    counted(len - q) + e <= head_room
+                        && head_reader.fits(counted_head.to(q).plus(extra(len - q)))
+                })?;
                 let (q, head_cost) = (head.end, head.cost);
-                let tail = self.find_cut(q, room - head_cost, |p, e| {
+                let fixed = fixed.plus(counted_head.to(q));
+                let (from, mut tail) = reader.tail(fixed, room - head_cost)?;
+                let tail = self.find_cut(q, from, room - head_cost, |p, e| {
                     skeleton + counted(p - q) + head_cost + e <= cap
+                        && reader.fits(tail.from(p).plus(fixed).plus(extra(p - q)))
                 })?;
                 let dropped = tail.start - q;
                 (
@@ -185,6 +207,7 @@ impl<'a> Cutter<'a> {
         Some(Limited {
             result,
             truncation: Some(self.report(dropped, kept)),
+            error_lead: false,
         })
     }
 
@@ -194,19 +217,23 @@ impl<'a> Cutter<'a> {
         Limited {
             result: header_line_only(header_of(dropped, self.non_text), self.source.is_error),
             truncation: Some(self.report(dropped, MetaKept::Nothing)),
+            error_lead: false,
         }
     }
 
-    /// Where the kept tail starts, at or after `floor`: see [`find_cut_from`].
+    /// Where the kept tail starts, at or after `floor` and `from`: see
+    /// [`find_cut_within`].
     fn find_cut(
         &self,
         floor: usize,
+        from: usize,
         budget: usize,
-        fits: impl Fn(usize, usize) -> bool,
+        fits: impl FnMut(usize, usize) -> bool,
     ) -> Option<Cut<'a>> {
-        find_cut_from(
+        find_cut_within(
             self.joined,
             floor,
+            from.max(floor),
             self.limit.line_align,
             Weights::LITERAL,
             budget,
@@ -214,19 +241,133 @@ impl<'a> Cutter<'a> {
         )
     }
 
-    /// Where the kept head ends: see [`find_head_cut`].
+    /// Where the kept head ends, at or before `upto`: see [`find_head_cut_within`].
     fn find_head_cut(
         &self,
+        upto: usize,
         budget: usize,
-        fits: impl Fn(usize, usize) -> bool,
+        fits: impl FnMut(usize, usize) -> bool,
     ) -> Option<HeadCut<'a>> {
-        find_head_cut(
+        find_head_cut_within(
             self.joined,
+            upto,
             self.limit.line_align,
             Weights::LITERAL,
             budget,
             fits,
         )
+    }
+}
+
+/// The reader's limits over one joined text (L18): where they let a kept part start
+/// or end, and whether a count fits them. Without any, nothing is counted.
+#[derive(Clone, Copy)]
+struct Reader<'j, 'a> {
+    room: ReaderRoom,
+    joined: &'j Joined<'a>,
+}
+
+impl<'j, 'a> Reader<'j, 'a> {
+    fn new(room: ReaderRoom, joined: &'j Joined<'a>) -> Self {
+        Self { room, joined }
+    }
+
+    fn fits(&self, count: ReaderCount) -> bool {
+        self.room.is_unlimited() || count.within(self.room)
+    }
+
+    /// These limits less `fixed`, and `per_mille` of what is left (a head's share).
+    fn shared(&self, fixed: ReaderCount, per_mille: u16) -> Option<Self> {
+        match self.room.is_unlimited() {
+            true => Some(*self),
+            false => Some(Self {
+                room: self.room.minus(fixed)?.share(per_mille),
+                joined: self.joined,
+            }),
+        }
+    }
+
+    /// The lowest start of a tail that, with `fixed` beside it, can fit (no lower than
+    /// `max_bytes` before the end), and the count of the tail from a moving start.
+    /// `None`: not even an empty tail fits.
+    fn tail(&self, fixed: ReaderCount, max_bytes: usize) -> Option<(usize, Span<'j, 'a>)> {
+        let len = self.joined.len();
+        if self.room.is_unlimited() {
+            return Some((0, Span::off(self.joined, len)));
+        }
+        let (from, count) = self
+            .joined
+            .tail_within_reader(self.room.minus(fixed)?, max_bytes);
+        Some((from, Span::new(self.joined, from, len, count)))
+    }
+
+    /// The highest end of a head that, with `fixed` beside it, can fit (no more than
+    /// `max_bytes` from the start), and the count of the head to a moving end.
+    fn head(&self, fixed: ReaderCount, max_bytes: usize) -> Option<(usize, Span<'j, 'a>)> {
+        let len = self.joined.len();
+        if self.room.is_unlimited() {
+            return Some((len, Span::off(self.joined, 0)));
+        }
+        let (upto, count) = self
+            .joined
+            .head_within_reader(self.room.minus(fixed)?, max_bytes);
+        Some((upto, Span::new(self.joined, 0, upto, count)))
+    }
+}
+
+/// What a reader counts of a range of the joined text whose one end moves, counted
+/// by the bytes it moves over (L13: the walk reads each byte once or twice).
+struct Span<'j, 'a> {
+    joined: &'j Joined<'a>,
+    start: usize,
+    end: usize,
+    count: ReaderCount,
+    on: bool,
+}
+
+impl<'j, 'a> Span<'j, 'a> {
+    fn new(joined: &'j Joined<'a>, start: usize, end: usize, count: ReaderCount) -> Self {
+        Self {
+            joined,
+            start,
+            end,
+            count,
+            on: true,
+        }
+    }
+
+    /// A span that counts nothing (no reader limit).
+    fn off(joined: &'j Joined<'a>, at: usize) -> Self {
+        Self {
+            on: false,
+            ..Self::new(joined, at, at, ReaderCount::default())
+        }
+    }
+
+    /// The count of the range from `start` to its end.
+    fn from(&mut self, start: usize) -> ReaderCount {
+        if self.on && start != self.start {
+            self.count = match start > self.start {
+                true => self
+                    .count
+                    .minus(self.joined.reader_count(self.start, start)),
+                false => self.count.plus(self.joined.reader_count(start, self.start)),
+            };
+            self.start = start;
+        }
+        self.count
+    }
+
+    /// The count of the range from its start to `end`.
+    fn to(&mut self, end: usize) -> ReaderCount {
+        if self.on && end != self.end {
+            self.count = match end < self.end {
+                true => self.count.minus(self.joined.reader_count(end, self.end)),
+                false => self.count.plus(self.joined.reader_count(self.end, end)),
+            };
+            self.end = end;
+        }
+        self.count
     }
 }
 
@@ -292,10 +433,31 @@ pub(crate) fn find_cut_from<'a>(
     line_align: bool,
     weights: Weights,
     budget: usize,
-    fits: impl Fn(usize, usize) -> bool,
+    fits: impl FnMut(usize, usize) -> bool,
+) -> Option<Cut<'a>> {
+    find_cut_within(joined, floor, floor, line_align, weights, budget, fits)
+}
+
+/// [`find_cut_from`] where no tail starting before `from` can fit (a reader's limit
+/// leaves less room than the budget, L18): the walk starts there, and reads the text
+/// from there only when its cost is within the budget.
+fn find_cut_within<'a>(
+    joined: &'a Joined<'a>,
+    floor: usize,
+    from: usize,
+    line_align: bool,
+    weights: Weights,
+    budget: usize,
+    mut fits: impl FnMut(usize, usize) -> bool,
 ) -> Option<Cut<'a>> {
     let end = joined.len();
-    let (lowest, escaped) = joined.tail_within(budget, weights);
+    let (lowest, escaped) = match from > floor {
+        true => match joined.cost_from(from, weights, budget) {
+            Some(cost) => (from, cost),
+            None => joined.tail_within(budget, weights),
+        },
+        false => joined.tail_within(budget, weights),
+    };
     // The window the cut can land in, with enough before it to see escape sequences.
     let window_start = joined.floor_char_boundary(lowest.saturating_sub(escape::LOOKBACK));
     let window = joined.tail_from(window_start);
@@ -500,10 +662,30 @@ pub(crate) fn find_head_cut<'a>(
     line_align: bool,
     weights: Weights,
     budget: usize,
-    fits: impl Fn(usize, usize) -> bool,
+    fits: impl FnMut(usize, usize) -> bool,
+) -> Option<HeadCut<'a>> {
+    find_head_cut_within(joined, joined.len(), line_align, weights, budget, fits)
+}
+
+/// [`find_head_cut`] where no head ending after `upto` can fit (a reader's limit, L18):
+/// the walk starts there, and reads the text only up to it when its cost is within
+/// the budget.
+fn find_head_cut_within<'a>(
+    joined: &'a Joined<'a>,
+    upto: usize,
+    line_align: bool,
+    weights: Weights,
+    budget: usize,
+    mut fits: impl FnMut(usize, usize) -> bool,
 ) -> Option<HeadCut<'a>> {
     let len = joined.len();
-    let (highest, mut cost) = joined.head_within(budget, weights);
+    let (highest, mut cost) = match upto < len {
+        true => match joined.cost_to(upto, weights, budget) {
+            Some(cost) => (upto, cost),
+            None => joined.head_within(budget, weights),
+        },
+        false => joined.head_within(budget, weights),
+    };
     // Enough after the highest position to see the end of a sequence around it.
     let window_end = joined.floor_char_boundary(highest.saturating_add(escape::LOOKBACK + 8));
     let window = joined.head_to(window_end.max(highest));

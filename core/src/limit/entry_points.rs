@@ -4,9 +4,13 @@
 //! ([`Limit::truncate_texts`]). Each decides whether the result is cut (L1, L2) and
 //! hands the cut to the text cutter or the structured cut (L15).
 
+use std::convert::Infallible;
+
 use serde_json::Value;
 
+use super::error_lead::first_text;
 use super::joined::Joined;
+use super::reader::ReaderCount;
 use super::{Cutter, HeldInPart, Limit, Limited, MetaKept, PayloadTail, structured};
 use crate::result::{Content, ToolResult};
 
@@ -58,22 +62,25 @@ impl Limit {
         result: ToolResult,
         output_schema: Option<&Value>,
     ) -> Limited {
-        if !self.applies_to(tool) {
-            return Limited {
-                result,
-                truncation: None,
-            };
-        }
-        match self
-            .for_tool(tool)
-            .truncate_with_schema(&result, output_schema)
-        {
-            Some(limited) => limited,
-            None => Limited {
-                result,
-                truncation: None,
-            },
-        }
+        let limited = match self.applies_to(tool) {
+            true => self
+                .for_tool(tool)
+                .truncate_with_schema(&result, output_schema),
+            // E12 holds for every tool; only the cut is for those the limit applies to.
+            false => self
+                .with_error_lead(
+                    &result,
+                    first_text(&result),
+                    || result.clone(),
+                    |_| Ok::<_, Infallible>(None),
+                )
+                .unwrap_or_else(|never| match never {}),
+        };
+        limited.unwrap_or(Limited {
+            result,
+            truncation: None,
+            error_lead: false,
+        })
     }
 
     /// Limit a result whatever tool it came from; see [`apply`](Self::apply).
@@ -91,6 +98,7 @@ impl Limit {
             None => Limited {
                 result,
                 truncation: None,
+                error_lead: false,
             },
         }
     }
@@ -127,13 +135,28 @@ impl Limit {
         result: &ToolResult,
         output_schema: Option<&Value>,
     ) -> Option<Limited> {
-        if !result.is_complete() || result.wire_size_upto(self.max_bytes).is_some() {
+        self.with_error_lead(
+            result,
+            first_text(result),
+            || result.clone(),
+            |limit| Ok::<_, Infallible>(limit.cut_with_schema(result, output_schema)),
+        )
+        .unwrap_or_else(|never| match never {})
+    }
+
+    /// [`truncate_with_schema`](Self::truncate_with_schema) without E12.
+    fn cut_with_schema(
+        &self,
+        result: &ToolResult,
+        output_schema: Option<&Value>,
+    ) -> Option<Limited> {
+        if !result.is_complete()
+            || (result.wire_size_upto(self.max_bytes).is_some() && self.reader_fits(result))
+        {
             return None;
         }
         if let Some(structured) = &result.structured_content {
-            return Some(
-                structured::StructuredCutter::new(self, result, structured, output_schema).cut(),
-            );
+            return Some(self.cut_structured(result, structured, output_schema, None));
         }
         let text_blocks = result.content.iter().filter_map(Content::as_text);
         let non_text = result
@@ -204,6 +227,30 @@ impl Limit {
         if held.is_whole() {
             return Ok(self.truncate_with_schema(result, output_schema));
         }
+        // What is held is over the cap: a cut, never the result as it came (E12's lead
+        // is put before the cut's text; a result that is not cut is read whole).
+        self.with_error_lead(
+            result,
+            first_text(result),
+            || result.clone(),
+            |limit| {
+                limit
+                    .cut_in_part(result, held, output_schema)
+                    .and_then(|cut| match (cut, limit.reserved.chars) {
+                        (None, 1..) => Err(()),
+                        (cut, _) => Ok(cut),
+                    })
+            },
+        )
+    }
+
+    /// [`truncate_in_part`](Self::truncate_in_part) without E12.
+    fn cut_in_part(
+        &self,
+        result: &ToolResult,
+        held: &HeldInPart,
+        output_schema: Option<&Value>,
+    ) -> Result<Option<Limited>, ()> {
         if !result.is_complete() {
             return Ok(None);
         }
@@ -297,11 +344,82 @@ impl Limit {
         {
             return Err(());
         }
-        Ok(Some(
-            structured::StructuredCutter::new(self, result, structured, output_schema)
-                .held_in_part(held)
-                .cut(),
-        ))
+        Ok(Some(self.cut_structured(
+            result,
+            structured,
+            output_schema,
+            Some(held),
+        )))
+    }
+
+    /// The structured cut (L15), fitted to the reader's limits too (L18): the cut
+    /// counts wire bytes, so where what it keeps is over a reader's limit, it is made
+    /// again under the largest cap at which it is not.
+    fn cut_structured(
+        &self,
+        result: &ToolResult,
+        structured: &Value,
+        output_schema: Option<&Value>,
+        held: Option<&HeldInPart>,
+    ) -> Limited {
+        let cut_under = |limit: &Limit| {
+            let cutter =
+                structured::StructuredCutter::new(limit, result, structured, output_schema);
+            match held {
+                Some(held) => cutter.held_in_part(held).cut(),
+                None => cutter.cut(),
+            }
+        };
+        let limited = cut_under(self);
+        if self.reader_fits(&limited.result) {
+            return limited;
+        }
+        let (mut low, mut high) = (Self::min_bytes(), self.max_bytes);
+        let mut best = None;
+        while low < high {
+            let mid = low + (high - low) / 2;
+            let mut smaller = self.clone();
+            smaller.max_bytes = mid;
+            let cut = cut_under(&smaller);
+            if self.reader_fits(&cut.result) {
+                best = Some(cut);
+                low = mid + 1;
+            } else {
+                high = mid;
+            }
+        }
+        best.unwrap_or_else(|| {
+            let mut least = self.clone();
+            least.max_bytes = Self::min_bytes();
+            cut_under(&least)
+        })
+    }
+
+    /// Whether what the reader counts of `result`'s text blocks, joined as a cut joins
+    /// them (L3), is within its limits (L18). Reads no more than the limits hold.
+    pub(super) fn reader_fits(&self, result: &ToolResult) -> bool {
+        let room = self.reader_room();
+        if room.is_unlimited() {
+            return true;
+        }
+        let mut used = ReaderCount::default();
+        for (i, text) in result
+            .content
+            .iter()
+            .filter_map(Content::as_text)
+            .enumerate()
+        {
+            if i > 0 {
+                used = used.plus(ReaderCount::ascii(super::joined::SEPARATOR.len()));
+            }
+            for chunk in text.as_bytes().chunks(4096) {
+                used = used.plus(ReaderCount::of_bytes(chunk));
+                if !used.within(room) {
+                    return false;
+                }
+            }
+        }
+        used.within(room)
     }
 }
 
@@ -336,6 +454,27 @@ impl Limit {
             let whole = result.clone().with_texts(texts);
             return self.truncate_with_schema(&whole, output_schema);
         }
+        let first = texts.first().copied();
+        self.with_error_lead(
+            result,
+            first,
+            || result.clone().with_texts(texts),
+            |limit| Ok::<_, Infallible>(limit.cut_texts(result, texts, output_schema)),
+        )
+        .unwrap_or_else(|never| match never {})
+    }
+
+    /// [`truncate_texts`](Self::truncate_texts) without E12, for texts held apart.
+    fn cut_texts(
+        &self,
+        result: &ToolResult,
+        texts: &[&str],
+        output_schema: Option<&Value>,
+    ) -> Option<Limited> {
+        if !texts_apart(result, texts) {
+            let whole = result.clone().with_texts(texts);
+            return self.truncate_with_schema(&whole, output_schema);
+        }
         let blocks = texts.len();
         if !result.is_complete() {
             return None;
@@ -355,7 +494,7 @@ impl Limit {
                 texts.iter().try_for_each(|t| meter.str(t)).ok()?;
                 Some(meter.used())
             });
-        if size.is_some() {
+        if size.is_some() && self.texts_fit_reader(texts) {
             return None;
         }
         let joined = Joined::new(texts.iter().copied());
@@ -372,6 +511,18 @@ impl Limit {
                 .or_else(|| cutter.cut(MetaKept::ErrorKeys))
                 .unwrap_or_else(|| cutter.header_only()),
         )
+    }
+}
+
+impl Limit {
+    /// [`reader_fits`](Self::reader_fits) for texts held apart.
+    fn texts_fit_reader(&self, texts: &[&str]) -> bool {
+        let blocks = texts.iter().map(|text| Content::text(*text)).collect();
+        // Short texts only reach here: a text over the cap was cut already.
+        self.reader_fits(&ToolResult {
+            content: blocks,
+            ..ToolResult::default()
+        })
     }
 }
 

@@ -8,6 +8,7 @@
 use std::borrow::Cow;
 
 use super::held_in_part::Gap;
+use super::reader::{ReaderCount, ReaderRoom};
 use crate::wire::Weights;
 
 /// What stands between two text blocks in the joined text (SPEC L3).
@@ -203,6 +204,150 @@ impl<'a> Joined<'a> {
                 piece[lo..hi].chars().count()
             })
             .sum()
+    }
+
+    /// The cost under `weights` of the text from `from` (a character boundary) to the
+    /// end, or `None` once it passes `budget` (read from `from` on, no further).
+    pub(crate) fn cost_from(&self, from: usize, weights: Weights, budget: usize) -> Option<usize> {
+        self.cost_between(from, self.len, weights, budget)
+    }
+
+    /// The cost under `weights` of the text before `to` (a character boundary), or
+    /// `None` once it passes `budget`.
+    pub(crate) fn cost_to(&self, to: usize, weights: Weights, budget: usize) -> Option<usize> {
+        self.cost_between(0, to, weights, budget)
+    }
+
+    fn cost_between(
+        &self,
+        from: usize,
+        to: usize,
+        weights: Weights,
+        budget: usize,
+    ) -> Option<usize> {
+        let mut used = 0usize;
+        for &(start, piece) in &self.pieces {
+            if start >= to || start + piece.len() <= from {
+                continue;
+            }
+            let bytes =
+                &piece.as_bytes()[from.saturating_sub(start)..(to - start).min(piece.len())];
+            for chunk in bytes.chunks(CHUNK) {
+                used += weights.of_bytes(chunk);
+                if used > budget {
+                    return None;
+                }
+            }
+        }
+        Some(used)
+    }
+
+    /// What a reader counts of the held text between `from` and `to` (L18); a part not
+    /// held counts nothing. Reads only that range.
+    pub(crate) fn reader_count(&self, from: usize, to: usize) -> ReaderCount {
+        self.pieces
+            .iter()
+            .filter(|&&(start, piece)| start < to && start + piece.len() > from)
+            .fold(ReaderCount::default(), |count, &(start, piece)| {
+                let lo = from.saturating_sub(start);
+                let hi = (to - start).min(piece.len());
+                count.plus(ReaderCount::of_bytes(&piece.as_bytes()[lo..hi]))
+            })
+    }
+
+    /// The smallest character boundary `p`, at most `max_bytes` before the end, such
+    /// that what a reader counts of the text from `p` to the end fits `room` (L18),
+    /// with that count. Reads the text backwards from the end, `max_bytes` at most.
+    pub(crate) fn tail_within_reader(
+        &self,
+        room: ReaderRoom,
+        max_bytes: usize,
+    ) -> (usize, ReaderCount) {
+        let mut used = ReaderCount::default();
+        let lowest = self.len.saturating_sub(max_bytes);
+        for &(start, piece) in self.pieces.iter().rev() {
+            let bytes = piece.as_bytes();
+            let floor = lowest.saturating_sub(start).min(bytes.len());
+            let mut end = bytes.len();
+            while end > floor {
+                let from = end.saturating_sub(CHUNK).max(floor);
+                let cost = used.plus(ReaderCount::of_bytes(&bytes[from..end]));
+                if cost.within(room) {
+                    used = cost;
+                    end = from;
+                    continue;
+                }
+                for &byte in bytes[from..end].iter().rev() {
+                    let mut next = used;
+                    next.add_byte(byte);
+                    if !next.within(room) {
+                        break;
+                    }
+                    used = next;
+                    end -= 1;
+                }
+                break;
+            }
+            if end > floor || floor > 0 {
+                // A continuation byte counts nothing: give them back to start at a
+                // character boundary.
+                while !piece.is_char_boundary(end) {
+                    end += 1;
+                }
+                return (start + end, used);
+            }
+        }
+        (0, used)
+    }
+
+    /// The largest character boundary `q`, at most `max_bytes` from the start, such
+    /// that what a reader counts of the text before `q` fits `room` (L16, L18), with
+    /// that count. Reads the text from its start, `max_bytes` at most.
+    pub(crate) fn head_within_reader(
+        &self,
+        room: ReaderRoom,
+        max_bytes: usize,
+    ) -> (usize, ReaderCount) {
+        let mut used = ReaderCount::default();
+        let highest = max_bytes.min(self.len);
+        for &(start, piece) in &self.pieces {
+            if start >= highest {
+                return (start, used);
+            }
+            let bytes = piece.as_bytes();
+            let stop = (highest - start).min(bytes.len());
+            let mut at = 0;
+            loop {
+                let mut to = (at + CHUNK).min(stop);
+                while !piece.is_char_boundary(to) {
+                    to -= 1;
+                }
+                if to <= at {
+                    break;
+                }
+                let cost = used.plus(ReaderCount::of_bytes(&bytes[at..to]));
+                if cost.within(room) {
+                    used = cost;
+                    at = to;
+                    continue;
+                }
+                // The room runs out at a lead byte: a character boundary.
+                for &byte in &bytes[at..to] {
+                    let mut next = used;
+                    next.add_byte(byte);
+                    if !next.within(room) {
+                        break;
+                    }
+                    used = next;
+                    at += 1;
+                }
+                return (start + at, used);
+            }
+            if stop < bytes.len() {
+                return (start + at, used);
+            }
+        }
+        (highest, used)
     }
 
     /// The joined text from `from` (a character boundary) to the end, copied.

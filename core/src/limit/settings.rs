@@ -9,6 +9,8 @@ use std::str::FromStr;
 
 use super::DEFAULT_MAX_BYTES;
 use super::cutter::header_only;
+use super::reader::{ReaderCount, ReaderRoom};
+use crate::session::ClientInfo;
 
 /// A response limit that cannot be configured.
 ///
@@ -30,6 +32,18 @@ pub enum LimitError {
         /// The smallest cap that works.
         min: usize,
     },
+    /// A reader's limit cannot hold even the smallest truncated text (SPEC L14, L18).
+    #[error(
+        "a limit of {limit} {unit} cannot hold any truncated result; the minimum is {min} {unit}"
+    )]
+    ReaderLimitTooSmall {
+        /// `characters` or `tokens`.
+        unit: &'static str,
+        /// The limit asked for.
+        limit: usize,
+        /// The smallest limit that works.
+        min: usize,
+    },
 }
 
 /// A response limit: a cap in wire bytes, the tools it applies to, and whether cuts
@@ -49,7 +63,47 @@ pub struct Limit {
     pub(super) line_align: bool,
     pub(super) keep: Keep,
     pub(super) keep_per_tool: BTreeMap<String, Keep>,
+    pub(super) max_chars: ReaderLimit,
+    pub(super) max_tokens: ReaderLimit,
+    /// E12: an `isError` result's first text starts with [`ERROR_LEAD`].
+    pub(super) marks_errors: bool,
+    /// `MAX_MCP_OUTPUT_TOKENS` as backstop's environment has it (the Claude Code
+    /// profile follows it, L18).
+    pub(super) env_max_output_tokens: Option<usize>,
+    /// Room kept in every reader's unit for what goes before the text (E12's lead).
+    pub(super) reserved: ReaderCount,
 }
+
+/// One of a reader's limits (L18) as configured: from the client's profile (the
+/// default), off, or at most this many.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(super) enum ReaderLimit {
+    #[default]
+    FromProfile,
+    Off,
+    Max(usize),
+}
+
+impl ReaderLimit {
+    fn in_force(self) -> Option<usize> {
+        match self {
+            ReaderLimit::Max(n) => Some(n),
+            _ => None,
+        }
+    }
+
+    fn or_profile(self, profile: Option<usize>) -> ReaderLimit {
+        match (self, profile) {
+            (ReaderLimit::FromProfile, Some(n)) => ReaderLimit::Max(n),
+            (ReaderLimit::FromProfile, None) => ReaderLimit::Off,
+            (set, _) => set,
+        }
+    }
+}
+
+/// What E12 puts before an `isError` result's text for a client whose model never
+/// sees `isError`.
+pub const ERROR_LEAD: &str = "Error: ";
 
 impl Default for Limit {
     fn default() -> Self {
@@ -59,6 +113,11 @@ impl Default for Limit {
             line_align: true,
             keep: Keep::Tail,
             keep_per_tool: BTreeMap::new(),
+            max_chars: ReaderLimit::FromProfile,
+            max_tokens: ReaderLimit::FromProfile,
+            marks_errors: false,
+            env_max_output_tokens: None,
+            reserved: ReaderCount::default(),
         }
     }
 }
@@ -182,13 +241,13 @@ impl Limit {
     }
 
     /// The smallest cap that can hold every truncated result: the header line alone,
-    /// with the largest possible count and `"isError":false`.
+    /// with the largest possible count, `"isError":false` and E12's `Error: `.
     ///
     /// ```
     /// assert!(backstop_core::Limit::min_bytes() < 200);
     /// ```
     pub fn min_bytes() -> usize {
-        header_only(usize::MAX, Some(false)).wire_size()
+        header_only(usize::MAX, Some(false)).wire_size() + ERROR_LEAD.len()
     }
 
     /// Apply the limit only to the named tools (L1).
@@ -295,6 +354,134 @@ impl Limit {
     /// ```
     pub fn is_line_aligned(&self) -> bool {
         self.line_align
+    }
+
+    /// At most `max_chars` characters of text reach the reader (UTF-16 code units, as
+    /// JavaScript counts them), whatever its client's profile says; `None`: no limit in
+    /// characters (L2, L18). Refuses a limit too small to hold any truncated text
+    /// (L14).
+    ///
+    /// ```
+    /// use backstop_core::{Limit, ToolResult};
+    /// let limit = Limit::default().with_max_chars(Some(1_000)).unwrap();
+    /// let cut = limit.apply("t", ToolResult::text("漢字\n".repeat(10_000)));
+    /// let text = cut.result.content[0].as_text().unwrap();
+    /// assert!(text.encode_utf16().count() <= 1_000);
+    /// assert!(Limit::default().with_max_chars(Some(10)).is_err());
+    /// ```
+    pub fn with_max_chars(mut self, max_chars: Option<usize>) -> Result<Self, LimitError> {
+        self.max_chars = Self::reader_limit("characters", max_chars, Self::min_chars())?;
+        Ok(self)
+    }
+
+    /// At most `max_tokens` tokens of text reach the reader, by an estimate that never
+    /// counts fewer than the clients' own ([`ReaderCount`](super::ReaderCount));
+    /// `None`: no limit in tokens (L2, L18).
+    ///
+    /// ```
+    /// use backstop_core::{Limit, ToolResult, limit::ReaderCount};
+    /// let limit = Limit::default().with_max_tokens(Some(500)).unwrap();
+    /// let cut = limit.apply("t", ToolResult::text("word ".repeat(10_000)));
+    /// assert!(ReaderCount::of(cut.result.content[0].as_text().unwrap()).tokens() <= 500);
+    /// ```
+    pub fn with_max_tokens(mut self, max_tokens: Option<usize>) -> Result<Self, LimitError> {
+        self.max_tokens = Self::reader_limit("tokens", max_tokens, Self::min_tokens())?;
+        Ok(self)
+    }
+
+    fn reader_limit(
+        unit: &'static str,
+        limit: Option<usize>,
+        min: usize,
+    ) -> Result<ReaderLimit, LimitError> {
+        match limit {
+            None => Ok(ReaderLimit::Off),
+            Some(limit) if limit < min => Err(LimitError::ReaderLimitTooSmall { unit, limit, min }),
+            Some(limit) => Ok(ReaderLimit::Max(limit)),
+        }
+    }
+
+    /// The smallest limit in characters that can hold every truncated text: the
+    /// longest header line, after E12's `Error: `.
+    ///
+    /// ```
+    /// assert!(backstop_core::Limit::min_chars() < 64);
+    /// ```
+    pub fn min_chars() -> usize {
+        super::cutter::header(usize::MAX).len() + ERROR_LEAD.len()
+    }
+
+    /// The smallest limit in tokens that can hold every truncated text.
+    pub fn min_tokens() -> usize {
+        Self::min_chars().div_ceil(4)
+    }
+
+    /// The limit in characters in force (`None`: none, or one the client's profile
+    /// will set: see [`for_client`](Self::for_client)).
+    ///
+    /// ```
+    /// let limit = backstop_core::Limit::default().with_max_chars(Some(40_000)).unwrap();
+    /// assert_eq!(limit.max_chars(), Some(40_000));
+    /// ```
+    pub fn max_chars(&self) -> Option<usize> {
+        self.max_chars.in_force()
+    }
+
+    /// The limit in tokens in force (see [`max_chars`](Self::max_chars)).
+    pub fn max_tokens(&self) -> Option<usize> {
+        self.max_tokens.in_force()
+    }
+
+    /// Whether an `isError` result's text is made to start with `Error: ` (E12: the
+    /// client's model never sees `isError`).
+    pub fn marks_errors(&self) -> bool {
+        self.marks_errors
+    }
+
+    /// Follow `MAX_MCP_OUTPUT_TOKENS` (read from the environment by the adapter) where
+    /// a client's profile says the client does (Claude Code, L18).
+    ///
+    /// ```
+    /// use backstop_core::{ClientInfo, Limit};
+    /// let limit = Limit::default().with_max_output_tokens_env(Some(8_000));
+    /// let claude = ClientInfo::new("claude-code", "2.1.328");
+    /// assert_eq!(limit.for_client(Some(&claude)).max_tokens(), Some(8_000));
+    /// ```
+    pub fn with_max_output_tokens_env(mut self, tokens: Option<usize>) -> Self {
+        self.env_max_output_tokens = tokens.filter(|&t| t >= Self::min_tokens());
+        self
+    }
+
+    /// This limit for the client that reads the result (L2, L18, E12): a reader's
+    /// limit not set explicitly comes from the client's profile
+    /// ([`ClientProfile::for_client`](super::ClientProfile::for_client)), and errors
+    /// are marked where its model never sees `isError`.
+    ///
+    /// ```
+    /// use backstop_core::{ClientInfo, Limit};
+    /// let codex = ClientInfo::new("codex-mcp-client", "0.169.0");
+    /// let limit = Limit::default().for_client(Some(&codex));
+    /// assert!(limit.max_tokens().is_some() && limit.marks_errors());
+    /// // An explicit limit wins over the profile.
+    /// let explicit = Limit::default().with_max_tokens(None).unwrap().for_client(Some(&codex));
+    /// assert_eq!(explicit.max_tokens(), None);
+    /// ```
+    pub fn for_client(&self, client: Option<&ClientInfo>) -> Limit {
+        let profile = super::ClientProfile::for_client(client.map(|c| c.name.as_str()));
+        let tokens = match (profile.tokens_env, self.env_max_output_tokens) {
+            (Some(_), Some(env)) => Some(env),
+            _ => profile.max_tokens,
+        };
+        let mut limit = self.clone();
+        limit.max_chars = self.max_chars.or_profile(profile.max_chars);
+        limit.max_tokens = self.max_tokens.or_profile(tokens);
+        limit.marks_errors = !profile.shows_is_error;
+        limit
+    }
+
+    /// The room the reader's limits in force leave.
+    pub(super) fn reader_room(&self) -> ReaderRoom {
+        ReaderRoom::new(self.max_chars(), self.max_tokens()).keeping(self.reserved)
     }
 
     /// Whether the limit applies to results of `tool` (L1).

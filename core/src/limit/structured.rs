@@ -787,6 +787,7 @@ impl<'a> StructuredCutter<'a> {
                     return Some(Limited {
                         result,
                         truncation: Some(self.report(&cut, texts, kept)),
+                        error_lead: false,
                     });
                 }
                 // Not reached while the costs above are exact; if they are not, cut more.

@@ -1160,13 +1160,15 @@ impl SessionMachine {
             true => Some(call.session.revision()),
             false => call.session.revision,
         };
+        // L2, L18, E12: the limits of the client that reads the result.
+        let limit = self.limit.for_client(call.session.client.as_ref());
         let context = catalog
             .context(&call.tool)
             .with_arguments(call.arguments)
             .with_client(call.session.client)
             .with_revision(revision)
             .with_server_stamp(self.server_stamp.clone());
-        decide(catalog, &context, &self.limit)
+        decide(catalog, &context, &limit)
     }
 
     /// The answer to `call`, decided for `outcome` (E, V, L).

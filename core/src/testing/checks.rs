@@ -64,6 +64,32 @@ fn wire_size(result: &ToolResult) -> usize {
     serde_json::to_vec(result).map_or(usize::MAX, |bytes| bytes.len())
 }
 
+/// What a reader counts of a text (L18), worked out here on its own: UTF-16 code units
+/// as JavaScript counts them, and quarter tokens (an ASCII byte a quarter, any other
+/// character a whole token).
+fn reader_units(text: &str) -> (usize, usize) {
+    let quarters = text.chars().map(|c| if c.is_ascii() { 1 } else { 4 }).sum();
+    (text.encode_utf16().count(), quarters)
+}
+
+/// The reader's room under `limit`, in the units of [`reader_units`]: `usize::MAX`
+/// where a unit is not limited.
+fn reader_room(limit: &Limit) -> (usize, usize) {
+    (
+        limit.max_chars().unwrap_or(usize::MAX),
+        limit.max_tokens().map_or(usize::MAX, |t| t * 4),
+    )
+}
+
+/// Whether what the reader counts of `result`'s text blocks, joined, is within the
+/// limit's reader's limits (L18).
+fn reader_fits(limit: &Limit, result: &ToolResult) -> bool {
+    let texts: Vec<&str> = result.content.iter().filter_map(|b| b.as_text()).collect();
+    let (chars, quarters) = reader_units(&texts.join("\n\n"));
+    let (max_chars, max_quarters) = reader_room(limit);
+    chars <= max_chars && quarters <= max_quarters
+}
+
 /// The text a cut is taken from (L3): text blocks joined by `\n\n`, or with none, the
 /// JSON of the members the cut replaces (`content`, `structuredContent`).
 ///
@@ -334,6 +360,46 @@ fn check_kept_ends(limit: &Limit, limited: &Limited, joined: &str) -> Result<(),
         Keep::HeadAndTail { head_per_mille } => room * usize::from(head_per_mille) / 1000,
         _ => room,
     };
+    // L18: what the reader counts of each end, and of the header line's extra digits.
+    let mut reader_prefix = vec![(0, 0); len + 1];
+    for (i, c) in joined.char_indices() {
+        let (chars, quarters) = reader_units(&c.to_string());
+        let (before_chars, before_quarters) = reader_prefix[i];
+        reader_prefix[i + c.len_utf8()] = (before_chars + chars, before_quarters + quarters);
+    }
+    let reader = |from: usize, to: usize| {
+        let (a, b) = (reader_prefix[from], reader_prefix[to]);
+        (b.0 - a.0, b.1 - a.1)
+    };
+    let extra = |n: usize| header_of(n, blocks).len() - header(0).len();
+    let (max_chars, max_quarters) = reader_room(limit);
+    let lines = if keep == Keep::Head { 1 } else { 2 };
+    let fixed = header(0).len() + lines;
+    let within = |(chars, quarters): (usize, usize), (max_c, max_q): (usize, usize)| {
+        chars <= max_c && quarters <= max_q
+    };
+    let plus = |(a, b): (usize, usize), n: usize| (a + n, b + n);
+    let add = |(a, b): (usize, usize), (c, d): (usize, usize)| (a + c, b + d);
+    let head_reader_room = match keep {
+        Keep::HeadAndTail { head_per_mille } => {
+            let share = |max: usize| match max {
+                usize::MAX => usize::MAX,
+                max => max.saturating_sub(fixed) * usize::from(head_per_mille) / 1000,
+            };
+            (share(max_chars), share(max_quarters))
+        }
+        _ => (max_chars, max_quarters),
+    };
+    let head_reader_fits = |i: usize| match keep {
+        Keep::HeadAndTail { .. } => within(plus(reader(0, i), extra(len - i)), head_reader_room),
+        _ => within(plus(reader(0, i), fixed + extra(len - i)), head_reader_room),
+    };
+    let reader_fits = |q: usize, p: usize| {
+        within(
+            plus(add(reader(0, q), reader(p, len)), fixed + extra(p - q)),
+            (max_chars, max_quarters),
+        )
+    };
     let allowed = allowed_cuts(joined);
     ensure(allowed.binary_search(&q).is_ok(), "L8", || {
         format!("the head ends at {q} of {joined:?}")
@@ -344,7 +410,7 @@ fn check_kept_ends(limit: &Limit, limited: &Limited, joined: &str) -> Result<(),
     let is_line_start = |i: usize| i > 0 && joined.as_bytes()[i - 1] == b'\n';
     // The head: the longest that fits its room (L10), moved back to a line start near
     // its end (L9).
-    let head_fits = |i: usize| escaped(0, i) + counted(len - i) <= head_room;
+    let head_fits = |i: usize| escaped(0, i) + counted(len - i) <= head_room && head_reader_fits(i);
     let grapheme_head = allowed
         .iter()
         .rev()
@@ -382,13 +448,13 @@ fn check_kept_ends(limit: &Limit, limited: &Limited, joined: &str) -> Result<(),
     let grapheme_tail = allowed
         .iter()
         .copied()
-        .find(|&i| i >= q && size(q, i) <= cap)
+        .find(|&i| i >= q && size(q, i) <= cap && reader_fits(q, i))
         .unwrap_or(len);
     let mut tail_start = grapheme_tail;
     if limit.is_line_aligned() && grapheme_tail > q {
         let reach = ((len - grapheme_tail) / 4).min(LINE_ALIGN_MAX_BYTES);
         if let Some(i) = (grapheme_tail..=(grapheme_tail + reach).min(len))
-            .find(|&i| is_line_start(i) && size(q, i) <= cap)
+            .find(|&i| is_line_start(i) && size(q, i) <= cap && reader_fits(q, i))
         {
             tail_start = i;
         }
@@ -453,17 +519,21 @@ pub fn check_limit(limit: &Limit, input: &ToolResult) -> Result<Limited, Violati
     }
     let size = wire_size(&limited.result);
     ensure(size <= cap, "L4", || format!("{size} bytes > cap {cap}"))?;
+    ensure(reader_fits(limit, &limited.result), "L18", || {
+        "the cut result is over a reader's limit".into()
+    })?;
+    let fits = |result: &ToolResult| wire_size(result) <= cap && reader_fits(limit, result);
     ensure(limited.result.is_error == input.is_error, "L5", || {
         format!(
             "isError {:?} became {:?}",
             input.is_error, limited.result.is_error
         )
     })?;
-    if wire_size(input) <= cap {
+    if fits(input) {
         return ensure(
             &limited.result == input && limited.truncation.is_none(),
             "L2",
-            || "a result under the cap is returned unchanged".into(),
+            || "a result within every limit is returned unchanged".into(),
         )
         .map(|()| limited);
     }
@@ -507,7 +577,7 @@ pub fn check_limit(limit: &Limit, input: &ToolResult) -> Result<Limited, Violati
     let g = cut_position(&unaligned, &joined, Keep::Tail)?;
     if let Some(&longer) = allowed.iter().rev().find(|&&q| q < g) {
         let alternative = with_cut_at(&unaligned, &joined, longer);
-        ensure(wire_size(&alternative) > cap, "L10", || {
+        ensure(!fits(&alternative), "L10", || {
             format!("a cut at {longer} fits too")
         })?;
     }
@@ -516,7 +586,7 @@ pub fn check_limit(limit: &Limit, input: &ToolResult) -> Result<Limited, Violati
         let is_line_start = |q: usize| q == 0 || joined.as_bytes()[q - 1] == b'\n';
         let expected = (g..=(g + reach).min(joined.len()))
             .filter(|&q| g == 0 || is_line_start(q))
-            .find(|&q| wire_size(&with_cut_at(&limited, &joined, q)) <= cap)
+            .find(|&q| fits(&with_cut_at(&limited, &joined, q)))
             .unwrap_or(g);
         ensure(p == expected, "L9", || {
             format!("cut at {p}, the first fitting line start is {expected}")
@@ -701,11 +771,14 @@ pub fn check_structured_limit(
     let result = &limited.result;
     let size = wire_size(result);
     ensure(size <= cap, "L4", || format!("{size} bytes > cap {cap}"))?;
-    if wire_size(input) <= cap || !input.is_complete() {
+    ensure(reader_fits(limit, result), "L18", || {
+        "the cut result is over a reader's limit".into()
+    })?;
+    if (wire_size(input) <= cap && reader_fits(limit, input)) || !input.is_complete() {
         return ensure(
             result == input && limited.truncation.is_none(),
             "L2",
-            || "a result under the cap (or not complete) is returned unchanged".into(),
+            || "a result within every limit (or not complete) is returned unchanged".into(),
         )
         .map(|()| limited);
     }

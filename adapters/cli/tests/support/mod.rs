@@ -12,6 +12,10 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+/// The options that turn the reader's limits off (L18): only `--max-bytes` bounds a
+/// result, for tests of the byte cap itself.
+pub const BYTES_ONLY: [&str; 4] = ["--max-chars", "none", "--max-tokens", "none"];
+
 /// The `backstop` binary under test.
 pub fn backstop() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_backstop"))
