@@ -135,7 +135,7 @@ struct ShapeArgs {
 
     /// The most tokens of a result's text that reach the model (estimated as 4 ASCII
     /// bytes, or one character beyond ASCII, a token), or `none`. Default: the
-    /// client's limit — Codex 9,950, Claude Code 25,000 or its MAX_MCP_OUTPUT_TOKENS
+    /// client's limit — Codex 11,950, Claude Code 25,000 or its MAX_MCP_OUTPUT_TOKENS
     /// when backstop's environment has it.
     #[arg(long, value_name = "N|none", value_parser = parse_tokens)]
     max_tokens: Option<ReaderLimitArg>,

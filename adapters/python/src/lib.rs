@@ -603,19 +603,53 @@ pub(crate) fn held_in_part(
     (result, held)
 }
 
+/// A reader's limit given to `Limit(...)`: a number, or `"none"` for none (L18).
+fn reader_limit(value: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
+    if let Ok(text) = value.extract::<String>() {
+        return match text.trim() {
+            "none" => Ok(None),
+            other => Err(PyValueError::new_err(format!(
+                "{other:?}: a reader's limit is a number, or \"none\""
+            ))),
+        };
+    }
+    value.extract::<usize>().map(Some)
+}
+
+/// `MAX_MCP_OUTPUT_TOKENS` from the server process's environment, which Claude Code's
+/// profile follows (L18).
+fn max_mcp_output_tokens() -> Option<usize> {
+    std::env::var("MAX_MCP_OUTPUT_TOKENS")
+        .ok()
+        .and_then(|value| value.trim().parse().ok())
+}
+
 #[pymethods]
 impl Limit {
     #[new]
-    #[pyo3(signature = (max_bytes=DEFAULT_MAX_BYTES, tools=None, line_align=true, keep=None))]
+    #[pyo3(signature = (max_bytes=DEFAULT_MAX_BYTES, tools=None, line_align=true, keep=None, max_chars=None, max_tokens=None))]
     fn new(
         max_bytes: usize,
         tools: Option<Vec<String>>,
         line_align: bool,
         keep: Option<&Bound<'_, PyAny>>,
+        max_chars: Option<&Bound<'_, PyAny>>,
+        max_tokens: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
+        let error = |e: backstop_core::LimitError| PyValueError::new_err(e.to_string());
         let mut inner = CoreLimit::new(max_bytes)
-            .map_err(|e| PyValueError::new_err(e.to_string()))?
-            .line_aligned(line_align);
+            .map_err(error)?
+            .line_aligned(line_align)
+            .with_max_output_tokens_env(max_mcp_output_tokens());
+        // L2, L18: None leaves the unit to the client's profile; "none" turns it off.
+        if let Some(chars) = max_chars {
+            inner = inner.with_max_chars(reader_limit(chars)?).map_err(error)?;
+        }
+        if let Some(tokens) = max_tokens {
+            inner = inner
+                .with_max_tokens(reader_limit(tokens)?)
+                .map_err(error)?;
+        }
         if let Some(tools) = tools {
             inner = inner.only_tools(tools);
         }
@@ -637,6 +671,18 @@ impl Limit {
     #[getter]
     fn max_bytes(&self) -> usize {
         self.inner.max_bytes()
+    }
+
+    /// The limit in characters set explicitly, or None (the client's profile, L18).
+    #[getter]
+    fn max_chars(&self) -> Option<usize> {
+        self.inner.max_chars()
+    }
+
+    /// The limit in tokens set explicitly, or None (the client's profile, L18).
+    #[getter]
+    fn max_tokens(&self) -> Option<usize> {
+        self.inner.max_tokens()
     }
 
     /// Whether cuts are line-aligned (L9).

@@ -21,10 +21,14 @@ def wire_size(result: Any) -> int:
     return len(json.dumps(wire(result), separators=(",", ":"), ensure_ascii=False).encode())
 
 
-async def call(server: Any, name: str, arguments: dict[str, Any] | None = None) -> Any:
-    """One tools/call through fastmcp's in-memory client, the raw MCP result."""
-    async with Client(server, client_info=CLIENT) as client:
-        return await client.call_tool_mcp(name, arguments or {})
+async def call(
+    server: Any, name: str, arguments: dict[str, Any] | None = None, client: str | None = None
+) -> Any:
+    """One tools/call through fastmcp's in-memory client (named ``client``, or the probe
+    client), the raw MCP result."""
+    info = CLIENT if client is None else mcp_types.Implementation(name=client, version="1")
+    async with Client(server, client_info=info) as session:
+        return await session.call_tool_mcp(name, arguments or {})
 
 
 def text(result: Any) -> str:

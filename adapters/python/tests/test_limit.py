@@ -140,6 +140,54 @@ def test_l16_keep_policies_are_read_and_refused_by_name() -> None:
         backstop.Limit(CAP, keep="middle")
 
 
+@pytest.mark.parametrize(
+    ("client", "chars", "tokens"),
+    [
+        ("claude-code", 50_000, 25_000),
+        ("gemini-cli-mcp-client", 39_959, None),
+        ("codex-mcp-client", None, 11_950),
+    ],
+)
+async def test_l18_the_cut_fits_the_client_that_reads_it(
+    client: str, chars: int | None, tokens: int | None
+) -> None:
+    """L18: with no limit given, a result is cut to the reading client's profile — its
+    characters (UTF-16 code units) and tokens — the prompt kept."""
+    result = await call(make_server(Backstop()), "big", {"lines": 20_000}, client=client)
+    kept = text(result)
+    assert kept.startswith("[... truncated ") and kept.endswith("PROMPT $")
+    if chars is not None:
+        assert chars - 100 < len(kept.encode("utf-16-le")) // 2 <= chars
+    if tokens is not None:
+        assert (len(kept.encode()) + 3) // 4 <= tokens  # ASCII: 4 bytes a token
+
+
+async def test_l2_limits_given_win_over_the_clients_profile() -> None:
+    """L2: ``max_chars`` / ``max_tokens`` set explicitly win; ``"none"`` turns one off."""
+    result = await call(
+        make_server(Backstop(max_chars=5_000)), "big", {"lines": 20_000}, client="claude-code"
+    )
+    assert len(text(result)) <= 5_000
+    off = Backstop(max_bytes=200_000, max_chars="none", max_tokens="none")
+    result = await call(make_server(off), "big", {"lines": 20_000}, client="claude-code")
+    assert len(text(result)) > 50_000 and wire_size(result) <= 200_000
+    assert backstop.Limit(CAP, max_chars="none").max_chars is None
+    assert backstop.Limit(CAP, max_tokens=900).max_tokens == 900
+    with pytest.raises(ValueError, match="minimum"):
+        backstop.Limit(CAP, max_chars=3)
+    with pytest.raises(ValueError, match="none"):
+        backstop.Limit(CAP, max_tokens="many")
+
+
+async def test_e12_codex_reads_a_failure_as_one() -> None:
+    """E12: Codex never shows its model ``isError``: the failure's text starts ``Error: ``;
+    a client that shows it gets E2's text as it is."""
+    codex = await call(make_server(Backstop()), "fail_unexpected", {}, client="codex-mcp-client")
+    claude = await call(make_server(Backstop()), "fail_unexpected", {}, client="claude-code")
+    assert codex.is_error is True and claude.is_error is True
+    assert text(codex) == "Error: " + text(claude)
+
+
 async def test_l3_l9_tail_kept_line_aligned() -> None:
     result = await call(make_server(Backstop(max_bytes=CAP)), "big", {"lines": 2000})
     header, tail = text(result).split("\n", 1)

@@ -32,6 +32,9 @@ pub struct ClientProfile {
     pub max_tokens: Option<usize>,
     /// Whether its model sees a result's `isError` (E12).
     pub shows_is_error: bool,
+    /// Whether its model reads a result's `structuredContent` (its compact JSON) in
+    /// place of the text blocks, where a result has one: its limits count that too.
+    pub reads_structured_content: bool,
     /// The environment variable that sets its token limit, where it has one.
     pub tokens_env: Option<&'static str>,
 }
@@ -47,17 +50,23 @@ impl ClientProfile {
             max_chars: Some(50_000),
             max_tokens: Some(25_000),
             shows_is_error: true,
+            reads_structured_content: false,
             tokens_env: Some("MAX_MCP_OUTPUT_TOKENS"),
         },
-        // Codex cuts a result over its model's tool-output limit (gpt-5.5: 10,000
-        // tokens at 4 bytes a token) to head + tail, counting its own
-        // `Wall time: … Output:` frame; its model never sees isError.
+        // Codex (model gpt-5.5) cuts a result to head + tail with `…N tokens
+        // truncated…` when its `Wall time: … Output:` frame and text are over 48,000
+        // bytes (12,000 tokens at 4 bytes a token; a text of 47,964 ASCII bytes passed,
+        // 47,966 was cut; CJK text is counted by its bytes too). The frame's length
+        // varies with the time: 200 bytes are left for it. Its model never sees isError,
+        // and reads `structuredContent`'s JSON where a result has it (fastmcp gives a
+        // tool returning `str` one: `{"result": …}`), the text blocks otherwise.
         ClientProfile {
             client: "codex-mcp-client",
             release: "0.169.0",
             max_chars: None,
-            max_tokens: Some(9_950),
+            max_tokens: Some(11_950),
             shows_is_error: false,
+            reads_structured_content: true,
             tokens_env: None,
         },
         // Gemini CLI cuts a single text block over 40,000 characters, counted after it
@@ -68,6 +77,7 @@ impl ClientProfile {
             max_chars: Some(40_000 - 41),
             max_tokens: None,
             shows_is_error: true,
+            reads_structured_content: false,
             tokens_env: None,
         },
     ];
@@ -87,13 +97,15 @@ impl ClientProfile {
     }
 
     /// The profile of a client without one: the smallest limits of every profile, in
-    /// each unit; its model is taken to see `isError` (E2's text as it is).
+    /// each unit (counted over the text blocks and, as some client may read it instead,
+    /// `structuredContent`); its model is taken to see `isError` (E2's text as it is).
     pub const UNKNOWN: ClientProfile = ClientProfile {
         client: "",
         release: "",
         max_chars: smallest(Unit::Chars),
         max_tokens: smallest(Unit::Tokens),
         shows_is_error: true,
+        reads_structured_content: false,
         tokens_env: None,
     };
 }

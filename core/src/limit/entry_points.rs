@@ -10,7 +10,7 @@ use serde_json::Value;
 
 use super::error_lead::first_text;
 use super::joined::Joined;
-use super::reader::ReaderCount;
+use super::reader::{ReaderCount, ReaderRoom};
 use super::{Cutter, HeldInPart, Limit, Limited, MetaKept, PayloadTail, structured};
 use crate::result::{Content, ToolResult};
 
@@ -395,12 +395,25 @@ impl Limit {
         })
     }
 
-    /// Whether what the reader counts of `result`'s text blocks, joined as a cut joins
-    /// them (L3), is within its limits (L18). Reads no more than the limits hold.
+    /// Whether what the reader counts of what it reads of `result` — its text blocks,
+    /// joined as a cut joins them (L3), and the compact JSON of its
+    /// `structuredContent` for a reader that may read that instead — is within its
+    /// limits (L18). Reads no more than the limits hold.
     pub(super) fn reader_fits(&self, result: &ToolResult) -> bool {
         let room = self.reader_room();
         if room.is_unlimited() {
             return true;
+        }
+        if self.reads_structured
+            && let Some(structured) = result.structured_content.as_ref().filter(|v| !v.is_null())
+        {
+            let mut counter = ReaderCounter {
+                room,
+                used: ReaderCount::default(),
+            };
+            if serde_json::to_writer(&mut counter, structured).is_err() {
+                return false;
+            }
         }
         let mut used = ReaderCount::default();
         for (i, text) in result
@@ -511,6 +524,27 @@ impl Limit {
                 .or_else(|| cutter.cut(MetaKept::ErrorKeys))
                 .unwrap_or_else(|| cutter.header_only()),
         )
+    }
+}
+
+/// Counts what a reader counts of the JSON written to it, failing once it is over
+/// `room`.
+struct ReaderCounter {
+    room: ReaderRoom,
+    used: ReaderCount,
+}
+
+impl std::io::Write for ReaderCounter {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.used = self.used.plus(ReaderCount::of_bytes(bytes));
+        match self.used.within(self.room) {
+            true => Ok(bytes.len()),
+            false => Err(std::io::ErrorKind::WriteZero.into()),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
     }
 }
 

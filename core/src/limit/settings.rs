@@ -72,6 +72,12 @@ pub struct Limit {
     pub(super) env_max_output_tokens: Option<usize>,
     /// Room kept in every reader's unit for what goes before the text (E12's lead).
     pub(super) reserved: ReaderCount,
+    /// The reader may read `structuredContent` where a result has it (L18): its
+    /// limits count that too.
+    pub(super) reads_structured: bool,
+    /// The reader reads `structuredContent` in place of the text: a cut string there
+    /// carries the header line (L17).
+    pub(super) marks_structured_cuts: bool,
 }
 
 /// One of a reader's limits (L18) as configured: from the client's profile (the
@@ -118,6 +124,8 @@ impl Default for Limit {
             marks_errors: false,
             env_max_output_tokens: None,
             reserved: ReaderCount::default(),
+            reads_structured: false,
+            marks_structured_cuts: false,
         }
     }
 }
@@ -432,6 +440,12 @@ impl Limit {
         self.max_tokens.in_force()
     }
 
+    /// Whether the reader's limits count a result's `structuredContent` too (its
+    /// compact JSON: the client may read it in place of the text, L18).
+    pub fn counts_structured_content(&self) -> bool {
+        self.reads_structured
+    }
+
     /// Whether an `isError` result's text is made to start with `Error: ` (E12: the
     /// client's model never sees `isError`).
     pub fn marks_errors(&self) -> bool {
@@ -476,6 +490,10 @@ impl Limit {
         limit.max_chars = self.max_chars.or_profile(profile.max_chars);
         limit.max_tokens = self.max_tokens.or_profile(tokens);
         limit.marks_errors = !profile.shows_is_error;
+        // A client without a profile may read either: both are counted.
+        let unknown = profile == super::ClientProfile::UNKNOWN;
+        limit.reads_structured = profile.reads_structured_content || unknown;
+        limit.marks_structured_cuts = profile.reads_structured_content;
         limit
     }
 

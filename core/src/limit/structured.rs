@@ -112,6 +112,9 @@ struct Planner {
     weights: Weights,
     line_align: bool,
     keep: Keep,
+    /// The reader reads the value itself (L18): a cut string carries the header line
+    /// under every policy (L17), not under head+tail alone.
+    header_in_strings: bool,
     /// One more than the cap: "does not fit".
     over: usize,
 }
@@ -454,17 +457,56 @@ impl Fitter<'_> {
             let head = find_head_cut(&joined, line_align, weights, room, |_, c| c <= room)?;
             Some((head.text().to_owned(), len - head.end))
         };
+        // The header line in the string (L17 where the reader reads the value): what it
+        // costs beyond the shortest, and whether the run it stands for is long enough
+        // that the string does not grow past a `maxLength` that held (a character is at
+        // most 4 bytes: a run of 4 bytes per header byte is long enough unread, L13).
+        let marker = |n: usize| weights.of_bytes(with_header(keep, n, "", "").as_bytes());
+        let extra = |n: usize| marker(n) - marker(0);
+        let header_fits = |dropped: usize, from: usize, to: usize| {
+            let header = with_header(keep, dropped, "", "").len();
+            dropped >= 4 * header || joined.chars_between(from, to) >= header
+        };
         let (kept, dropped) = match keep {
+            Keep::Tail if self.planner.header_in_strings => {
+                let plain = find_cut(&joined, line_align, weights, room, |_, cost| cost <= room)?;
+                let inner = room.checked_sub(marker(0));
+                let marked = inner.and_then(|inner| {
+                    find_cut(&joined, line_align, weights, inner, |p, c| {
+                        extra(p) + c <= inner
+                    })
+                });
+                match marked {
+                    Some(cut) if cut.start > 0 && header_fits(cut.start, 0, cut.start) => {
+                        (with_header(keep, cut.start, "", cut.tail()), cut.start)
+                    }
+                    _ => (plain.tail().to_owned(), plain.start),
+                }
+            }
             Keep::Tail => {
                 let cut = find_cut(&joined, line_align, weights, room, |_, cost| cost <= room)?;
                 (cut.tail().to_owned(), cut.start)
             }
+            Keep::Head if self.planner.header_in_strings => {
+                let (plain, plain_dropped) = head_only()?;
+                let inner = room.checked_sub(marker(0));
+                let marked = inner.and_then(|inner| {
+                    find_head_cut(&joined, line_align, weights, inner, |q, c| {
+                        c + extra(len - q) <= inner
+                    })
+                });
+                match marked {
+                    Some(head) if head.end < len && header_fits(len - head.end, head.end, len) => (
+                        with_header(keep, len - head.end, head.text(), ""),
+                        len - head.end,
+                    ),
+                    _ => (plain, plain_dropped),
+                }
+            }
             Keep::Head => head_only()?,
             Keep::HeadAndTail { head_per_mille } => {
                 // L16 inside the string: its head, the header line, its tail.
-                let marker = |n: usize| weights.of_bytes(with_header(keep, n, "", "").as_bytes());
                 let inner = room.checked_sub(marker(0))?;
-                let extra = |n: usize| marker(n) - marker(0);
                 let head_room = share_of(inner, head_per_mille);
                 let head = find_head_cut(&joined, line_align, weights, head_room, |q, c| {
                     c + extra(len - q) <= head_room
@@ -481,10 +523,8 @@ impl Fitter<'_> {
                 let dropped = tail.start - q;
                 // The header line is ASCII: when the run it stands for has fewer
                 // characters, the string would grow past a `maxLength` that held, so it
-                // keeps its head alone. A character is at most 4 bytes: a run of 4
-                // bytes per header byte is long enough unread (L13).
-                let header = with_header(keep, dropped, "", "").len();
-                if dropped < 4 * header && joined.chars_between(q, tail.start) < header {
+                // keeps its head alone.
+                if !header_fits(dropped, q, tail.start) {
                     head_only()?
                 } else {
                     (
@@ -705,6 +745,7 @@ impl<'a> StructuredCutter<'a> {
             weights,
             line_align: self.limit.line_align,
             keep: self.limit.keep,
+            header_in_strings: self.limit.marks_structured_cuts,
             over: self.limit.max_bytes + 1,
         };
         let root = planner.plan(

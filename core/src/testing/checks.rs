@@ -85,9 +85,19 @@ fn reader_room(limit: &Limit) -> (usize, usize) {
 /// limit's reader's limits (L18).
 fn reader_fits(limit: &Limit, result: &ToolResult) -> bool {
     let texts: Vec<&str> = result.content.iter().filter_map(|b| b.as_text()).collect();
-    let (chars, quarters) = reader_units(&texts.join("\n\n"));
     let (max_chars, max_quarters) = reader_room(limit);
-    chars <= max_chars && quarters <= max_quarters
+    let fits = |text: &str| {
+        let (chars, quarters) = reader_units(text);
+        chars <= max_chars && quarters <= max_quarters
+    };
+    // A reader that may read `structuredContent` in place of the text: its JSON too.
+    let structured = match &result.structured_content {
+        Some(value) if limit.counts_structured_content() && !value.is_null() => {
+            fits(&value.to_string())
+        }
+        _ => true,
+    };
+    structured && fits(&texts.join("\n\n"))
 }
 
 /// The text a cut is taken from (L3): text blocks joined by `\n\n`, or with none, the

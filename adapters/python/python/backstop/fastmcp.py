@@ -740,6 +740,14 @@ class Backstop(_Driver):
         strict_arguments: V6's strict mode: a call that gives an argument the tool's
             input schema does not name is rejected before the tool runs (an ``isError``
             result naming it, V4). Off by default: the tool's own validation decides.
+        max_chars: the most characters (UTF-16 code units) of a result's text that reach
+            the model, or ``"none"`` (L18). ``None`` (the default): the limit of the
+            client that reads it, by its name (Claude Code 50,000, Gemini CLI 39,959; a
+            client without a profile the smallest), so that the client passes the cut
+            on as it is instead of cutting it again or saving it to a file.
+        max_tokens: the most tokens of a result's text (4 ASCII bytes, or one other
+            character, a token), or ``"none"``; ``None``: the client's (Codex 11,950,
+            Claude Code 25,000 or ``MAX_MCP_OUTPUT_TOKENS`` from the environment).
 
     Attributes:
         error_counts: converted failures per ``<error_type>:<method>`` (G3).
@@ -755,6 +763,8 @@ class Backstop(_Driver):
         on_error: ErrorCallback | None = None,
         keep: str | Mapping[str, str] | None = None,
         strict_arguments: bool = False,
+        max_chars: int | str | None = None,
+        max_tokens: int | str | None = None,
     ) -> None:
         notify: _Notify | None = None
         if on_error is not None:
@@ -763,7 +773,7 @@ class Backstop(_Driver):
                 on_error(record, exc)
 
         policies = dict(keep) if isinstance(keep, Mapping) else keep
-        limit = _core.Limit(max_bytes, _tool_names(tools), line_align, policies)
+        limit = _core.Limit(max_bytes, _tool_names(tools), line_align, policies, max_chars, max_tokens)
         self._start(
             converts=True,
             limit=limit,
