@@ -229,6 +229,18 @@ fn reader_limits(c: &mut Criterion) {
             black_box(&target);
         })
     });
+    // The structured cut for a client that reads `structuredContent` (Codex): the cut
+    // made again under smaller caps until its JSON fits the reader too.
+    let codex = Limit::default().for_client(Some(&ClientInfo::new("codex-mcp-client", "")));
+    for (label, size) in [("1MB", 1_000_000), ("100MB", 100_000_000)] {
+        let (result, schema) = structured_report(size);
+        assert!(codex.truncate_with_schema(&result, Some(&schema)).is_some());
+        group.bench_with_input(
+            BenchmarkId::new("codex-mcp-client_structured", label),
+            &result,
+            |b, r| b.iter(|| codex.truncate_with_schema(black_box(r), Some(&schema))),
+        );
+    }
     for (label, size) in [("1MB", 1_000_000), ("100MB", 100_000_000)] {
         for (kind, text) in [("ascii", scrollback(size)), ("cjk", cjk(size))] {
             let result = ToolResult::text(text);

@@ -374,13 +374,43 @@ impl Limit {
         if self.reader_fits(&limited.result) {
             return limited;
         }
-        let (mut low, mut high) = (Self::min_bytes(), self.max_bytes);
+        let under = |cap: usize| {
+            let mut smaller = self.clone();
+            smaller.max_bytes = cap;
+            cut_under(&smaller)
+        };
+        // The cut's size follows the cap: scale the cap by how far over (or under) the
+        // reader's room the last cut was, a few times, keeping the largest that fits
+        // (L13: each cut reads about its cap); the cut at the smallest cap otherwise.
+        let mut best: Option<(usize, Limited)> = None;
+        let (mut cap, mut cut) = (self.max_bytes, limited);
+        for _ in 0..8 {
+            let excess = self.reader_excess(&cut.result);
+            let fits = self.reader_fits(&cut.result);
+            if fits && best.as_ref().is_none_or(|(at, _)| *at < cap) {
+                best = Some((cap, cut));
+                if excess > 0.98 {
+                    break;
+                }
+            }
+            let next = ((cap as f64 / excess.max(0.01)) * 0.995) as usize;
+            let next = next.clamp(Self::min_bytes(), self.max_bytes);
+            let tried = best.as_ref().is_some_and(|(at, _)| next <= *at);
+            if next == cap || tried {
+                break;
+            }
+            cap = next;
+            cut = under(cap);
+        }
+        if let Some((_, cut)) = best {
+            return cut;
+        }
+        // None fitted (a reader's unit far from the bytes it counts): by halves.
+        let (mut low, mut high) = (Self::min_bytes(), cap);
         let mut best = None;
         while low < high {
             let mid = low + (high - low) / 2;
-            let mut smaller = self.clone();
-            smaller.max_bytes = mid;
-            let cut = cut_under(&smaller);
+            let cut = under(mid);
             if self.reader_fits(&cut.result) {
                 best = Some(cut);
                 low = mid + 1;
@@ -388,11 +418,26 @@ impl Limit {
                 high = mid;
             }
         }
-        best.unwrap_or_else(|| {
-            let mut least = self.clone();
-            least.max_bytes = Self::min_bytes();
-            cut_under(&least)
-        })
+        best.unwrap_or_else(|| under(Self::min_bytes()))
+    }
+
+    /// How many times over its reader's room `result` is (what the reader counts of it
+    /// against the room, in the unit it is most over; 1.0 or less when it fits).
+    fn reader_excess(&self, result: &ToolResult) -> f64 {
+        let room = self.reader_room();
+        let mut used = ReaderCount::default();
+        for text in result.content.iter().filter_map(Content::as_text) {
+            used = used.plus(ReaderCount::of(text));
+        }
+        if self.reads_structured
+            && let Some(structured) = &result.structured_content
+        {
+            let json = ReaderCount::of(&structured.to_string());
+            used.chars = used.chars.max(json.chars);
+            used.quarter_tokens = used.quarter_tokens.max(json.quarter_tokens);
+        }
+        let over = |used: usize, room: usize| used as f64 / room.max(1) as f64;
+        over(used.chars, room.chars).max(over(used.quarter_tokens, room.quarter_tokens))
     }
 
     /// Whether what the reader counts of what it reads of `result` — its text blocks,
