@@ -1,6 +1,9 @@
 //! What the agent-client tests share (SPEC L18, E12): where the pinned clients and the
 //! fastmcp server are, a scratch directory per run, and running a client to its end.
 
+// Each test that uses this module uses a part of it.
+#![allow(dead_code)]
+
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};

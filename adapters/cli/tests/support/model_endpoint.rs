@@ -6,6 +6,9 @@
 //! HTTP/1.1 with keep-alive, bodies by `Content-Length` or chunked; each answer is one
 //! body with its `Content-Length` (an SSE stream written whole is still a stream).
 
+// Each test that uses this module uses a part of it.
+#![allow(dead_code)]
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
