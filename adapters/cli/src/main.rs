@@ -597,6 +597,28 @@ mod keep_tests {
     }
 
     #[test]
+    fn l18_the_readers_limits_are_the_clients_unless_given() {
+        use backstop_core::ClientInfo;
+        let claude = ClientInfo::new("claude-code", "2.1.328");
+        let default = limit_of(&[]).unwrap().for_client(Some(&claude));
+        let profile = backstop_core::limit::ClientProfile::for_client(Some("claude-code"));
+        assert_eq!(default.max_chars(), profile.max_chars);
+        let given = limit_of(&["--max-chars", "1000", "--max-tokens", "none"]).unwrap();
+        let given = given.for_client(Some(&claude));
+        assert_eq!((given.max_chars(), given.max_tokens()), (Some(1000), None));
+        let error = limit_of(&["--max-chars", "3"]).unwrap_err();
+        assert!(
+            error.contains(&Limit::min_chars().to_string()),
+            "L14: {error}"
+        );
+        let error = limit_of(&["--max-tokens", "many"]).unwrap_err();
+        assert!(
+            error.contains("`many` is not a number of tokens, or `none`"),
+            "{error}"
+        );
+    }
+
+    #[test]
     fn a_bad_policy_is_refused_with_the_choices() {
         let error = limit_of(&["--keep", "middle"]).unwrap_err();
         assert!(error.contains("head+tail"), "{error}");
