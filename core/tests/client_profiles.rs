@@ -229,3 +229,89 @@ fn e12_a_failure_reads_as_one_where_the_client_hides_is_error() {
     assert!(text(&converted).starts_with("Pane not found: %5"));
     assert_eq!(call(&mut claude, 2, None, own_error()), None);
 }
+
+fn codex() -> Limit {
+    Limit::default().for_client(Some(&backstop_core::ClientInfo::new(
+        "codex-mcp-client",
+        "0.169.0",
+    )))
+}
+
+fn failed(text: &str) -> ToolResult {
+    ToolResult {
+        is_error: Some(true),
+        ..ToolResult::text(text)
+    }
+}
+
+#[test]
+fn e12_the_lead_is_counted_in_the_cap_and_the_cut_stays_the_longest() {
+    let cap = 5_000;
+    let limit = Limit::new(cap)
+        .unwrap()
+        .for_client(Some(&backstop_core::ClientInfo::new(
+            "codex-mcp-client",
+            "1",
+        )));
+    let cut = limit.apply("t", failed(&"a failing line\n".repeat(10_000)));
+    let wire = serde_json::to_vec(&cut.result).unwrap().len();
+    assert!(text(&cut.result).starts_with("Error: [... truncated "));
+    assert!(wire <= cap, "L4 with the lead: {wire}");
+    assert!(
+        wire + "a failing line\n".len() > cap,
+        "L10: a line more would not fit ({wire})"
+    );
+}
+
+#[test]
+fn e12_an_error_that_starts_with_the_lead_keeps_its_own_head() {
+    use backstop_core::limit::Keep;
+    // Under `head` the kept text starts with the server's own `Error: `: the cut is the
+    // one a client that shows isError gets, nothing reserved for a second lead.
+    let long = failed(&("Error: disk full\n".to_owned() + &"detail line\n".repeat(10_000)));
+    let marked = codex().with_keep(Keep::Head).apply("t", long.clone());
+    let plain = Limit::default()
+        .with_max_tokens(Some(11_950))
+        .unwrap()
+        .with_max_chars(None)
+        .unwrap()
+        .with_keep(Keep::Head)
+        .apply("t", long);
+    assert_eq!(marked.result, plain.result);
+    assert!(text(&marked.result).starts_with("Error: disk full\n"));
+}
+
+#[test]
+fn l18_what_a_reader_of_structured_content_reads_is_counted() {
+    // A short text, a long structuredContent: Codex reads the latter, so it is cut.
+    let result = ToolResult {
+        structured_content: Some(json!({"log": "entry\n".repeat(20_000)})),
+        ..ToolResult::text("see the log")
+    };
+    let cut = codex().apply("t", result.clone());
+    assert!(cut.truncation.is_some(), "over Codex's tokens in its JSON");
+    let json = cut.result.structured_content.unwrap().to_string();
+    assert!(ReaderCount::of(&json).tokens() <= 11_950);
+    // A reader of the text blocks alone (Gemini CLI) passes it as it came.
+    let gemini = Limit::default().for_client(Some(&backstop_core::ClientInfo::new(
+        "gemini-cli-mcp-client",
+        "1",
+    )));
+    assert!(gemini.apply("t", result).truncation.is_none());
+}
+
+#[test]
+fn l18_the_separator_between_text_blocks_is_counted() {
+    // 2 × 500 characters and the `\n\n` between them: 1,002 > 1,001.
+    let limit = Limit::default().with_max_chars(Some(1_001)).unwrap();
+    let two = ToolResult {
+        content: vec![
+            backstop_core::Content::text("a".repeat(500)),
+            backstop_core::Content::text("b".repeat(500)),
+        ],
+        ..ToolResult::default()
+    };
+    assert!(limit.truncate(&two).is_some());
+    let limit = Limit::default().with_max_chars(Some(1_002)).unwrap();
+    assert!(limit.truncate(&two).is_none());
+}

@@ -102,8 +102,8 @@ impl ClientProfile {
     pub const UNKNOWN: ClientProfile = ClientProfile {
         client: "",
         release: "",
-        max_chars: smallest(Unit::Chars),
-        max_tokens: smallest(Unit::Tokens),
+        max_chars: smallest(ClientProfile::ALL, Unit::Chars),
+        max_tokens: smallest(ClientProfile::ALL, Unit::Tokens),
         shows_is_error: true,
         reads_structured_content: false,
         tokens_env: None,
@@ -116,12 +116,12 @@ enum Unit {
     Tokens,
 }
 
-/// The smallest limit in `unit` over every profile that has one.
-const fn smallest(unit: Unit) -> Option<usize> {
+/// The smallest limit in `unit` over every one of `profiles` that has one.
+const fn smallest(profiles: &[ClientProfile], unit: Unit) -> Option<usize> {
     let mut least: Option<usize> = None;
     let mut i = 0;
-    while i < ClientProfile::ALL.len() {
-        let profile = &ClientProfile::ALL[i];
+    while i < profiles.len() {
+        let profile = &profiles[i];
         let limit = match unit {
             Unit::Chars => profile.max_chars,
             Unit::Tokens => profile.max_tokens,
@@ -156,5 +156,26 @@ mod tests {
         assert_eq!(unknown.max_tokens, least(|p| p.max_tokens));
         assert!(unknown.max_chars.is_some() && unknown.max_tokens.is_some());
         assert!(unknown.shows_is_error);
+    }
+
+    #[test]
+    fn l18_the_smallest_limit_is_found_in_any_order() {
+        let mut profiles = ClientProfile::ALL.to_vec();
+        for _ in 0..profiles.len() {
+            profiles.rotate_left(1);
+            for (unit, of) in [
+                (
+                    Unit::Chars,
+                    (|p: &ClientProfile| p.max_chars) as fn(&ClientProfile) -> _,
+                ),
+                (Unit::Tokens, |p: &ClientProfile| p.max_tokens),
+            ] {
+                assert_eq!(
+                    smallest(&profiles, unit),
+                    profiles.iter().filter_map(of).min()
+                );
+            }
+        }
+        assert_eq!(smallest(&[], Unit::Chars), None);
     }
 }

@@ -380,7 +380,8 @@ impl Limit {
             cut_under(&smaller)
         };
         // The cut's size follows the cap: scale the cap by how far over (or under) the
-        // reader's room the last cut was, a few times, keeping the largest that fits
+        // reader's room the last cut was, a few times, keeping the largest that fits (to
+        // within half a percent of the room)
         // (L13: each cut reads about its cap); the cut at the smallest cap otherwise.
         let mut best: Option<(usize, Limited)> = None;
         let (mut cap, mut cut) = (self.max_bytes, limited);
@@ -389,11 +390,11 @@ impl Limit {
             let fits = self.reader_fits(&cut.result);
             if fits && best.as_ref().is_none_or(|(at, _)| *at < cap) {
                 best = Some((cap, cut));
-                if excess > 0.98 {
+                if excess > 0.995 {
                     break;
                 }
             }
-            let next = ((cap as f64 / excess.max(0.01)) * 0.995) as usize;
+            let next = ((cap as f64 / excess.max(0.01)) * 0.998) as usize;
             let next = next.clamp(Self::min_bytes(), self.max_bytes);
             let tried = best.as_ref().is_some_and(|(at, _)| next <= *at);
             if next == cap || tried {
