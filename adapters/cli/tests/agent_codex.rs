@@ -105,7 +105,7 @@ fn codex_reads(
     command
         .args(["exec", "--skip-git-repo-check", "--json", "Use the tool."])
         .current_dir(dir.join("work"))
-        .env("CODEX_HOME", &dir)
+        .env("CODEX_HOME", &*dir)
         .env("OPENAI_API_KEY", "scripted");
     let ran = agents::run(command, &dir, Duration::from_secs(120));
     assert!(

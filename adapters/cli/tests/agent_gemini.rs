@@ -91,7 +91,7 @@ fn gemini_reads(
         .arg(gemini)
         .args(["-p", "Use the tool.", "--yolo", "--output-format", "json"])
         .current_dir(dir.join("work"))
-        .env("HOME", &dir)
+        .env("HOME", &*dir)
         .env(
             "GOOGLE_GEMINI_BASE_URL",
             format!("http://127.0.0.1:{}", endpoint.port),

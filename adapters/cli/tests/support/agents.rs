@@ -47,14 +47,35 @@ pub fn server_command(python: &Path, behind_backstop: Option<&[&str]>) -> Vec<St
     command
 }
 
-/// A fresh directory for one run of a client (its home, its working directory).
-pub fn scratch(name: &str) -> PathBuf {
+/// A fresh directory for one run of a client (its home, its working directory),
+/// removed when dropped unless the test is failing: a client leaves megabytes there
+/// (Codex its session log, Gemini CLI the spilled result), and a failed run's output
+/// (`stdout`, `stderr`) is kept to read.
+pub fn scratch(name: &str) -> Scratch {
     static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let dir = std::env::temp_dir().join(format!("backstop-{name}-{}-{n}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("work")).unwrap();
-    dir
+    Scratch(dir)
+}
+
+/// A client run's directory; see [`scratch`].
+pub struct Scratch(PathBuf);
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
 }
 
 /// What a client run left: its exit status and what it wrote.
