@@ -216,6 +216,21 @@ fn e12_through_backstop_a_failure_reads_as_one() {
     assert!(text.contains("Pane not found: %5"), "{text:?}");
 }
 
+/// E2, E12: a server that answers the call with a JSON-RPC error (`fail_rpc`: `-32603`)
+/// gets, through backstop, an `isError` result; Codex hides `isError`, so its text
+/// starts `Error: `, the server's message in it (before: `Output:` and the message,
+/// read like an answer).
+#[test]
+fn e12_through_backstop_a_converted_error_reads_as_a_failure() {
+    let test = "e12_through_backstop_a_converted_error_reads_as_a_failure";
+    let Some(read) = codex_reads(test, true, "fail_rpc", json!({})) else {
+        return;
+    };
+    let text = shown(&read);
+    assert!(text.starts_with("Error: "), "{text:?}");
+    assert!(text.contains("Pane not found: %5"), "{text:?}");
+}
+
 /// L2: a small result reaches the model whole through backstop.
 #[test]
 fn l2_through_backstop_a_small_result_passes_whole() {

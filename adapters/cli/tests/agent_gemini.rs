@@ -192,6 +192,20 @@ fn e12_through_backstop_a_failure_reaches_gemini_cli_as_an_error() {
     );
 }
 
+/// E2, E12: a server that answers the call with a JSON-RPC error (`fail_rpc`: `-32603`)
+/// gets, through backstop, an `isError` result, which Gemini CLI shows its model as an
+/// error: E2's text with the server's message, without the lead.
+#[test]
+fn e12_through_backstop_a_converted_error_reaches_gemini_cli_as_an_error() {
+    let test = "e12_through_backstop_a_converted_error_reaches_gemini_cli_as_an_error";
+    let Some(response) = gemini_reads(test, true, "fail_rpc", json!({})) else {
+        return;
+    };
+    let error = response["error"].to_string();
+    assert!(error.contains("Pane not found: %5"), "{response}");
+    assert!(!error.contains("Error: "), "no lead: {response}");
+}
+
 /// L2: a small result reaches the model whole through backstop.
 #[test]
 fn l2_through_backstop_a_small_result_passes_whole() {
