@@ -91,11 +91,15 @@ fn codex_reads(
     let endpoint = ModelEndpoint::start(script(tool, arguments));
     let dir = agents::scratch("codex");
     let config = format!(
-        "model = \"gpt-5.5\"\nmodel_provider = \"scripted\"\napproval_policy = \"never\"\n\n\
+        // Nothing leaves loopback: no metrics export (`analytics`: else ab.chatgpt.com),
+        // no plugin sync (`plugins`: else chatgpt.com and api.github.com), no update check.
+        "model = \"gpt-5.5\"\nmodel_provider = \"scripted\"\napproval_policy = \"never\"\n\
+         check_for_update_on_startup = false\n\n\
          [model_providers.scripted]\nname = \"scripted\"\nbase_url = \"http://127.0.0.1:{}/v1\"\n\
          wire_api = \"responses\"\n\n\
          [mcp_servers.tools]\ncommand = {:?}\nargs = {:?}\nrequired = true\n\
-         default_tools_approval_mode = \"approve\"\n",
+         default_tools_approval_mode = \"approve\"\n\n\
+         [analytics]\nenabled = false\n\n[features]\nplugins = false\n",
         endpoint.port,
         server[0],
         &server[1..],

@@ -83,6 +83,7 @@ fn gemini_reads(
     let settings = json!({
         "mcpServers": {"tools": {"command": server[0], "args": &server[1..], "trust": true}},
         "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "privacy": {"usageStatisticsEnabled": false},
     });
     std::fs::create_dir_all(dir.join(".gemini")).unwrap();
     std::fs::write(dir.join(".gemini/settings.json"), settings.to_string()).unwrap();

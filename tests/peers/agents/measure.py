@@ -233,12 +233,15 @@ def run_client(client: str, kind: str, chars: int) -> object:
         env = dict(os.environ)
         if client == "codex":
             (Path(home) / "config.toml").write_text(
+                # Nothing leaves loopback: no update check, no metrics export, no plugin sync.
                 f'model = "{CODEX_MODEL}"\nmodel_provider = "scripted"\napproval_policy = "never"\n'
+                "check_for_update_on_startup = false\n"
                 f'[model_providers.scripted]\nname = "scripted"\n'
                 f'base_url = "http://127.0.0.1:{port}/v1"\nwire_api = "responses"\n'
                 f"[mcp_servers.measure]\ncommand = {json.dumps(mcp[0])}\n"
                 f"args = {json.dumps(mcp[1:])}\nrequired = true\n"
                 'default_tools_approval_mode = "approve"\n'
+                "[analytics]\nenabled = false\n[features]\nplugins = false\n"
             )
             env.update(CODEX_HOME=home, OPENAI_API_KEY="scripted")
             argv = [
@@ -255,6 +258,7 @@ def run_client(client: str, kind: str, chars: int) -> object:
                     "measure": {"command": mcp[0], "args": mcp[1:], "trust": True}
                 },
                 "security": {"auth": {"selectedType": "gemini-api-key"}},
+                "privacy": {"usageStatisticsEnabled": False},
             }
             (Path(home) / ".gemini/settings.json").write_text(json.dumps(settings))
             env.update(
