@@ -26,13 +26,19 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 HERE = Path(__file__).resolve()
-PEERS = Path(os.environ.get("AGENT_PEERS", HERE.parents[3] / "target" / "agent-peers"))
 CODEX_MODEL = os.environ.get("CODEX_MODEL", "gpt-5.5")
 LINES = {
     "ascii": "line {n:06} of output\n",
     "cjk": "漢字" * 10 + "\n",
     "emoji": "😀" * 10 + "\n",
 }
+
+
+def peers() -> Path:
+    """Where the pinned clients are installed."""
+    if "AGENT_PEERS" in os.environ:
+        return Path(os.environ["AGENT_PEERS"])
+    return HERE.parents[3] / "target" / "agent-peers"
 
 
 def text_of(kind: str, chars: int) -> str:
@@ -245,7 +251,7 @@ def run_client(client: str, kind: str, chars: int) -> object:
             )
             env.update(CODEX_HOME=home, OPENAI_API_KEY="scripted")
             argv = [
-                str(PEERS / "node_modules/.bin/codex"),
+                str(peers() / "node_modules/.bin/codex"),
                 "exec",
                 "--skip-git-repo-check",
                 "--json",
@@ -269,7 +275,7 @@ def run_client(client: str, kind: str, chars: int) -> object:
             )
             argv = [
                 "node",
-                str(PEERS / "node_modules/@google/gemini-cli/bundle/gemini.js"),
+                str(peers() / "node_modules/@google/gemini-cli/bundle/gemini.js"),
                 "-p",
                 "Use the tool.",
                 "--yolo",
