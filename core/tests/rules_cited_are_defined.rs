@@ -2,7 +2,9 @@
 //! source and the docs cite (`E12`, `(SPEC L18)`, `L1–L19`) is defined in
 //! `docs/rules.md`, each exactly once, under an anchor named after it
 //! (`<a id="l18"></a>**L18**`), and every link into `docs/rules.md#…` names an anchor
-//! that exists.
+//! that exists. In `tests/README.md`, the map of which test covers which rule, each
+//! code in its prose links to its rule (`[L18]`, with `[L18]: ../docs/rules.md#l18`
+//! at the end of the file).
 //!
 //! A code is a family letter (E V P L R G O A B) and a number of one or two digits,
 //! standing as a word of its own. A range `E3–E5` (en dash or hyphen, one family) cites
@@ -293,6 +295,60 @@ fn every_link_into_docs_rules_md_names_an_anchor() {
         broken.is_empty(),
         "links to no anchor of {RULES}:\n{}",
         broken.join("\n")
+    );
+}
+
+/// The prose of a Markdown text, line by line: fenced blocks and code spans blanked
+/// (a span may run over lines; a blank line ends it).
+fn prose(text: &str) -> Vec<String> {
+    let (mut fenced, mut in_span) = (false, false);
+    let mut lines = Vec::new();
+    for line in text.lines() {
+        if line.starts_with("```") {
+            fenced = !fenced;
+        }
+        if fenced || line.starts_with("```") {
+            lines.push(String::new());
+            continue;
+        }
+        if line.trim().is_empty() {
+            in_span = false;
+        }
+        let mut kept = String::new();
+        for c in line.chars() {
+            if c == '`' {
+                in_span = !in_span;
+            }
+            kept.push(if in_span || c == '`' { ' ' } else { c });
+        }
+        lines.push(kept);
+    }
+    lines
+}
+
+#[test]
+fn tests_readme_links_each_rule_it_names() {
+    const MAP: &str = "tests/README.md";
+    let text = fs::read_to_string(root().join(MAP)).expect("tests/README.md is readable");
+    let mut unlinked = Vec::new();
+    for (n, line) in prose(&text).iter().enumerate() {
+        for (at, _) in line.char_indices() {
+            let Some((family, number, end)) = code_at(line.as_bytes(), at) else {
+                continue;
+            };
+            let code = format!("{}{number}", family as char);
+            let linked = line[..at].ends_with('[')
+                && line[end..].starts_with(']')
+                && text.contains(&format!("\n[{code}]: ../{RULES}#{}\n", code.to_lowercase()));
+            if !linked {
+                unlinked.push(format!("{MAP}:{}: {code}", n + 1));
+            }
+        }
+    }
+    assert!(
+        unlinked.is_empty(),
+        "rule codes in {MAP} not written [E2] with a `[E2]: ../{RULES}#e2` below:\n{}",
+        unlinked.join("\n")
     );
 }
 
