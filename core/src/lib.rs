@@ -5,7 +5,8 @@
 //! under a hard byte cap. No async, no I/O, no MCP SDK: adapters (rmcp, raw JSON-RPC)
 //! translate their types into these and back.
 //!
-//! Rules cited as `E1`, `L4`, … are those of the project's specification.
+//! Rules cited as `E1`, `L4`, … are those of the project's specification,
+//! [`docs/rules.md`](https://github.com/backstop-mcp/backstop/blob/main/docs/rules.md).
 //!
 //! The front door, re-exported here:
 //!
