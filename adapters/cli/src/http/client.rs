@@ -40,6 +40,7 @@ use std::io::{self, BufWriter, Write};
 use std::sync::Arc;
 use std::sync::Mutex;
 
+use backstop_core::method;
 use backstop_jsonrpc::stream::{Ended, Sink};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, StatusCode, header};
@@ -55,7 +56,7 @@ use super::message_headers::{mirror_arguments, mirror_message};
 use super::resumption::{Resumption, is_close};
 use super::shape::{BodyShaper, EventShaper, Out, QueueSink, Queued};
 use super::upstream::{RequestWait, Upstream, UpstreamFailure};
-use super::{Options, Shaping, has_method, is_answer, is_long_lived, lock, request_ids};
+use super::{Options, Shaping, client_methods, is_answer, is_long_lived, lock, request_ids};
 use crate::framing::LineReader;
 
 /// A `--header 'Name: value'` argument, read. Its error says what is wrong and never
@@ -561,8 +562,9 @@ pub fn run(upstream: Upstream, extra: HeaderMap, options: Options) -> io::Result
         while let Some(line) = lines.recv().await {
             let listing = session.shaping.client_route(&line);
             let ids = request_ids(&line);
-            let initialize = has_method(&line, "initialize");
-            let initialized = has_method(&line, "notifications/initialized");
+            let methods = client_methods(&line);
+            let initialize = methods.iter().any(|m| method::begins_handshake(m));
+            let initialized = methods.iter().any(|m| method::ends_handshake(m));
             if initialize {
                 lock(&session.initializing).extend(ids.iter().cloned());
             }

@@ -155,37 +155,39 @@ fn is_answer(body: &[u8]) -> bool {
     is_json(body) || backstop_jsonrpc::lenient::response_id(body).is_some()
 }
 
-/// Whether a client message holds a request or notification named `method`.
-pub(crate) fn has_method(body: &[u8], method: &str) -> bool {
-    let needle = format!("\"{method}\"");
-    memchr::memmem::find(body, needle.as_bytes()).is_some() && {
-        let one = |element: &[u8]| {
-            backstop_jsonrpc::message::Envelope::parse(element)
-                .is_some_and(|envelope| envelope.method.as_deref() == Some(method))
-        };
-        match backstop_jsonrpc::message::batch_elements(body) {
-            Some(elements) => elements.iter().any(|e| one(e.get().as_bytes())),
-            None => one(body),
-        }
+/// The methods of the requests and notifications in a client message or batch.
+///
+/// ```
+/// let body = br#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"result":{}}]"#;
+/// assert_eq!(backstop::http::client_methods(body), ["ping"]);
+/// ```
+pub fn client_methods(body: &[u8]) -> Vec<String> {
+    let one = |element: &[u8]| {
+        backstop_jsonrpc::message::Envelope::parse(element)
+            .and_then(|envelope| envelope.method.map(String::from))
+    };
+    match backstop_jsonrpc::message::batch_elements(body) {
+        Some(elements) => elements
+            .iter()
+            .filter_map(|element| one(element.get().as_bytes()))
+            .collect(),
+        None => one(body).into_iter().collect(),
     }
 }
 
-/// Methods whose answer may keep its stream quiet for as long as nothing happens:
-/// 2026-07-28's `subscriptions/listen` (open until the client goes) and 2025-11-25's
-/// `tasks/result` (answered when the task ends). The upstream's timeout bounds the
-/// wait for their answer's first bytes, never the quiet between its events (A5).
-pub const LONG_LIVED_METHODS: [&str; 2] = ["subscriptions/listen", "tasks/result"];
-
-/// Whether a client message asks for a long-lived answer ([`LONG_LIVED_METHODS`]).
+/// Whether a client message asks for a long-lived answer, as the core decides
+/// ([`backstop_core::method::asks_long_lived_answer`]: `subscriptions/listen`,
+/// `tasks/result`). The upstream's timeout bounds the wait for its answer's first
+/// bytes, never the quiet between its events (A5).
 ///
 /// ```
 /// assert!(backstop::http::is_long_lived(br#"{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen"}"#));
 /// assert!(!backstop::http::is_long_lived(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#));
 /// ```
 pub fn is_long_lived(body: &[u8]) -> bool {
-    LONG_LIVED_METHODS
+    client_methods(body)
         .iter()
-        .any(|method| has_method(body, method))
+        .any(|method| backstop_core::method::asks_long_lived_answer(method))
 }
 
 /// The shaper, even if a task panicked while holding it.
