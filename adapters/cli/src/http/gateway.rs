@@ -28,9 +28,14 @@
 //!   answers `5xx` or with a body that is not JSON answers each request of the POST
 //!   with a JSON-RPC error naming the cause and the server's address
 //!   ([`super::upstream::UpstreamFailure`]): a `200` JSON body, or, once an SSE
-//!   stream has begun, one more event per request it left unanswered. A failed POST's
-//!   requests are no longer pending in the session's shaper. A `4xx` is the
-//!   client's to act on (authentication, an expired session) and passes as it came.
+//!   stream has begun, one more event per request it left unanswered. A `5xx` whose
+//!   body is the server's own JSON-RPC answer is that answer, shaped, on a `200`,
+//!   the requests it left unanswered getting the status's error; a JSON body that
+//!   ends without answering a request is followed by its error (one batch). Which
+//!   requests are owed an error, and which, is [`backstop_jsonrpc::owed`]'s rule. A
+//!   failed POST's requests are no longer pending in the session's shaper. A `4xx` is
+//!   the client's to act on (authentication, an expired session) and passes as it
+//!   came.
 //! - Security: a request whose `Host` or `Origin` the gateway does not serve is
 //!   answered `403` before anything else and never reaches the server (DNS
 //!   rebinding, [`origin_guard`](super::origin_guard): loopback names only when listening on loopback,

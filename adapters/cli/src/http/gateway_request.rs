@@ -7,6 +7,7 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::Instant;
 
+use backstop_jsonrpc::owed::End;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
@@ -14,10 +15,10 @@ use hyper::body::Incoming;
 use super::body_channel;
 use super::gateway::Gateway;
 use super::gateway_body::{Body, Sent, failed, fallible, full, json_body, plain, stream_events};
-use super::headers::{SESSION_ID, end_to_end, is_event_stream, to_upstream};
+use super::headers::{SESSION_ID, end_to_end, is_event_stream, is_json_content, to_upstream};
 use super::listing::list_first;
 use super::origin_guard;
-use super::upstream::{RequestWait, UpstreamFailure};
+use super::upstream::RequestWait;
 use super::{Shaping, is_long_lived, lock};
 
 /// Show a client's POST body to the session's shaper before it is sent on; when the
@@ -124,9 +125,10 @@ pub(super) async fn handle(
         .await;
     }
 
-    let sent = Sent {
+    let mut sent = Sent {
         post: parts.method == Method::POST,
         body: body.clone(),
+        error_status: None,
     };
     let mut upstream_request = Request::new(Full::new(body));
     *upstream_request.method_mut() = parts.method.clone();
@@ -134,7 +136,7 @@ pub(super) async fn handle(
     *upstream_request.headers_mut() = to_upstream(&parts.headers);
     let response = match gateway.upstream.send_within(upstream_request, &wait).await {
         Ok(response) => response,
-        Err(failure) => return failed(gateway, &shaping, &sent.ids(), &failure),
+        Err(failure) => return failed(gateway, &shaping, sent.failure(failure)),
     };
     let (mut head, mut body) = response.into_parts();
     let status = head.status;
@@ -147,9 +149,17 @@ pub(super) async fn handle(
         lock(&gateway.sessions).remove(id);
     }
     if status.is_server_error() {
-        let ids = sent.ids();
-        if !ids.is_empty() {
-            return failed(gateway, &shaping, &ids, &UpstreamFailure::Status(status));
+        sent.error_status = Some(status);
+        let mut owed = sent.owed();
+        if !owed.is_empty() {
+            // The server's own JSON-RPC answer on an error status is its word (A5): it
+            // passes, shaped as any, on a `200`; the requests it leaves unanswered get
+            // the status's error. Any other body is no answer.
+            if !is_json_content(&head.headers) {
+                return failed(gateway, &shaping, owed.end(End::Ended, false));
+            }
+            head.status = StatusCode::OK;
+            return json_body(gateway, &shaping, head, body, &sent).await;
         }
     }
     if !status.is_success() || !matches!(parts.method, Method::POST | Method::GET) {
@@ -166,13 +176,13 @@ pub(super) async fn handle(
     }
     if is_event_stream(&head.headers) {
         let patient = parts.method == Method::GET || is_long_lived(&sent.body);
-        let ids = sent.ids();
+        let owed = sent.owed();
         let (sender, channel) = body_channel::channel();
         let upstream = gateway.upstream.clone();
         tokio::spawn(async move {
             // Returns when the client is gone too: the upstream stream is dropped,
             // closed, with it.
-            let _ = stream_events(&upstream, &shaping, &mut body, ids, patient, sender).await;
+            let _ = stream_events(&upstream, &shaping, &mut body, owed, patient, sender).await;
         });
         return Response::from_parts(head, fallible(channel));
     }

@@ -5,7 +5,8 @@
 //! on plain threads. Each JSON-RPC message — a whole JSON body, or the data of one SSE
 //! event ([`sse`]) — goes through a [`Shaping`], whose methods are the only places the
 //! [`Shaper`] is called from: one per direction, the answers to a failed POST
-//! ([`Shaping::fail_requests`]), and the shaper's own listing ([`listing`]).
+//! ([`Shaping::fail_requests`], by the owed-ids rule: [`Shaping::settle`]), and the
+//! shaper's own listing ([`listing`]).
 //!
 //! - [`shape`]: bodies and events shaped as they arrive, in bounded memory (B3).
 //! - [`upstream`]: the HTTP client, and the errors that answer requests a failing
@@ -45,8 +46,10 @@ use std::sync::{Mutex, PoisonError};
 use backstop_core::ProtocolError;
 use backstop_jsonrpc::Shaper;
 pub use backstop_jsonrpc::message::{request_ids, response_ids};
+use backstop_jsonrpc::owed::Verdict;
 
 use crate::log::log_failure;
+use upstream::UpstreamFailure;
 
 /// The shaping options both remote modes share with the stdio proxy.
 #[derive(Debug, Clone)]
@@ -132,6 +135,28 @@ impl Shaping {
             );
         }
         lock(&self.shaper).answer_requests(ids, error)
+    }
+
+    /// The answers `verdict` owes the client: for [`Verdict::Answer`], one error each
+    /// for its cause, naming the server's `address` ([`Self::fail_requests`]); none for
+    /// any other verdict.
+    ///
+    /// ```
+    /// use backstop::http::Shaping;
+    /// use backstop_jsonrpc::owed::{Cause, Verdict};
+    /// let shaping = Shaping::new(backstop_jsonrpc::Shaper::default(), false);
+    /// let verdict = Verdict::Answer { ids: vec!["4".into()], cause: Cause::ClosedEarly };
+    /// let answers = shaping.settle(verdict, "http://h/mcp");
+    /// assert!(String::from_utf8_lossy(&answers[0]).contains("closed the connection before answering"));
+    /// assert!(shaping.settle(Verdict::Resume, "http://h/mcp").is_empty());
+    /// ```
+    pub fn settle(&self, verdict: Verdict<UpstreamFailure>, address: &str) -> Vec<Vec<u8>> {
+        match verdict {
+            Verdict::Answer { ids, cause } => {
+                self.fail_requests(&ids, &UpstreamFailure::of(cause).to_error(address))
+            }
+            Verdict::Settled | Verdict::Resume => Vec::new(),
+        }
     }
 
     /// How many requests of the session are not answered yet.
