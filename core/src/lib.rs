@@ -37,6 +37,7 @@ pub mod limit;
 mod log;
 pub mod machine;
 mod message_family;
+pub mod method;
 pub mod param_headers;
 mod prefix;
 pub mod protocol_error;

@@ -9,8 +9,9 @@
 //! stream), `hang` (no answer), `trickle` (an answer that never ends, a byte at a time),
 //! `bad_utf8_sse` / `bad_utf8_json` (a string that is not UTF-8),
 //! `cut_emoji_json` / `cut_emoji_sse` (a lone surrogate, id last), `not_json` (an HTML
-//! body), `empty` (a JSON body of no bytes for a request), `ok` (a big result, to
-//! show shaping still works after each fault).
+//! body), `empty` (a JSON body of no bytes for a request), `500_rpc` (HTTP 500 with
+//! the server's own JSON-RPC error), `other_id` (a JSON body answering another id),
+//! `ok` (a big result, to show shaping still works after each fault).
 
 mod http_support;
 
@@ -37,7 +38,7 @@ static DELETES: std::sync::Mutex<Vec<String>> = std::sync::Mutex::new(Vec::new()
 
 /// The tools the misbehaving server has; it answers a call of any other with an
 /// unknown-tool error.
-const TOOLS: [&str; 15] = [
+const TOOLS: [&str; 17] = [
     "headers",
     "drop",
     "resume",
@@ -52,6 +53,8 @@ const TOOLS: [&str; 15] = [
     "cut_emoji_sse",
     "not_json",
     "empty",
+    "500_rpc",
+    "other_id",
     "ok",
 ];
 
@@ -246,6 +249,16 @@ async fn misbehave(request: Request<Incoming>) -> Result<Response<Body>, Infalli
             .status(StatusCode::INTERNAL_SERVER_ERROR)
             .body(full("oops"))
             .unwrap(),
+        "500_rpc" => Response::builder()
+            .status(StatusCode::INTERNAL_SERVER_ERROR)
+            .header("content-type", "application/json")
+            .body(full(
+                json!({"jsonrpc": "2.0", "id": message["id"],
+                       "error": {"code": -32603, "message": "database is down"}})
+                .to_string(),
+            ))
+            .unwrap(),
+        "other_id" => json_body(OTHER_ID.as_bytes().to_vec()),
         "hang" => {
             tokio::time::sleep(Duration::from_secs(3600)).await;
             json_body(Vec::new())
@@ -293,6 +306,9 @@ async fn misbehave(request: Request<Incoming>) -> Result<Response<Body>, Infalli
         _ => json_body(big_result(&id).into_bytes()),
     })
 }
+
+/// What `other_id` answers: a response to a request nobody sent.
+const OTHER_ID: &str = r#"{"jsonrpc":"2.0","id":"someone-else","result":{}}"#;
 
 /// A result of 5,000 lines ending in a prompt.
 fn big_result(id: &str) -> String {
@@ -975,4 +991,95 @@ fn b5_the_timeout_bounds_a_first_call_and_backstops_own_listing_together() {
     proxy.send(&call(3, "any", json!({})));
     let answer = proxy.until_response(3).pop().unwrap();
     assert_timed_out_once(&answer, started.elapsed());
+}
+
+/// A5: where the upstream's HTTP error body is itself a JSON-RPC error, that error is
+/// what the client gets — shaped as any answer (E1: a known tool's failure becomes its
+/// `isError` result), through both fronts alike. Before, `proxy --url` passed it and
+/// the gateway replaced it with `-32603 answered HTTP 500`.
+#[test]
+fn a5_a_json_rpc_error_on_an_error_status_is_what_the_client_gets_through_both_fronts() {
+    let assert_the_servers = |answer: &Value| {
+        assert_eq!(answer["result"]["isError"], true, "{answer}");
+        let text = answer["result"]["content"][0]["text"].as_str().unwrap();
+        assert_eq!(text, "database is down", "{answer}");
+    };
+    let (_runtime, _gateway, upstream, url) = misbehaving_behind_a_gateway();
+    let http = Http::new();
+    let reply = http.post(&url, Some("s-1"), &call(1, "500_rpc", json!({})));
+    assert_eq!(reply.status, 200, "{reply:?}");
+    assert_the_servers(&reply.response());
+    // A batch: the server's answer for the one it answered, the status's error for
+    // the other.
+    let batch = format!(
+        "[{},{}]",
+        call(2, "500_rpc", json!({})),
+        call(3, "500_rpc", json!({}))
+    );
+    let replies: Vec<Value> = serde_json::from_slice(&http.post(&url, None, &batch).body).unwrap();
+    assert_eq!(replies.len(), 2, "{replies:?}");
+    assert_the_servers(&replies[0]);
+    assert_eq!(replies[1]["id"], 3);
+    assert_upstream_error(&replies[1], &upstream, "answered HTTP 500");
+
+    let mut proxy = UrlProxy::start(&upstream, &["--max-bytes", "2000"]);
+    proxy.send(&call(4, "500_rpc", json!({})));
+    assert_the_servers(&proxy.until_response(4).pop().unwrap());
+    assert!(proxy.finish().success());
+}
+
+/// B5: a JSON body that ends without answering a request of its POST (the server
+/// answered another id) leaves that request one error — after the server's message,
+/// through both fronts; a batch's requests one each. Before, neither front answered
+/// it: the client waited for good.
+#[test]
+fn b5_a_request_a_json_body_left_unanswered_gets_one_error_through_both_fronts() {
+    let (_runtime, _gateway, upstream, url) = misbehaving_behind_a_gateway();
+    let http = Http::new();
+    let other: Value = serde_json::from_str(OTHER_ID).unwrap();
+    let reply = http.post(&url, Some("s-1"), &call(1, "other_id", json!({})));
+    let messages: Vec<Value> = serde_json::from_slice(&reply.body).unwrap();
+    assert_eq!(messages.len(), 2, "{reply:?}");
+    assert_eq!(messages[0], other, "the server's message, as it came");
+    assert_eq!(messages[1]["id"], 1);
+    assert_upstream_error(
+        &messages[1],
+        &upstream,
+        "closed the connection before answering",
+    );
+    let batch = format!(
+        "[{},{}]",
+        call(2, "other_id", json!({})),
+        call(3, "other_id", json!({}))
+    );
+    let messages: Vec<Value> = serde_json::from_slice(&http.post(&url, None, &batch).body).unwrap();
+    let ids: Vec<&Value> = messages.iter().map(|m| &m["id"]).collect();
+    assert_eq!(ids, [&json!("someone-else"), &json!(2), &json!(3)]);
+    // The session goes on: the next answer is shaped, and no late error follows.
+    let reply = http.post(&url, Some("s-1"), &call(4, "ok", json!({})));
+    assert_shaped(&reply.response());
+
+    let mut proxy = UrlProxy::start(&upstream, &["--max-bytes", "2000"]);
+    proxy.send(&call(5, "other_id", json!({})));
+    proxy.send(&call(6, "ok", json!({})));
+    // The two POSTs go at once and may come back in either order: a few more calls,
+    // one at a time, give the first one's answers time to come (and never hang).
+    let mut lines = proxy.until_response(6);
+    for next in 7..10 {
+        if lines.iter().any(|line| line["id"] == 5) {
+            break;
+        }
+        proxy.send(&call(next, "ok", json!({})));
+        lines.extend(proxy.until_response(next));
+    }
+    let errors: Vec<&Value> = lines.iter().filter(|line| line["id"] == 5).collect();
+    assert_eq!(errors.len(), 1, "{lines:?}");
+    assert_upstream_error(
+        errors[0],
+        &upstream,
+        "closed the connection before answering",
+    );
+    assert!(lines.contains(&other), "{lines:?}");
+    assert_shaped(lines.iter().find(|line| line["id"] == 6).unwrap());
+    assert!(proxy.finish().success());
 }

@@ -15,6 +15,8 @@
 //! - [`stream`]: a byte stream of messages shaped as it arrives, a long one in memory
 //!   bounded by the cap (B3), what to hold and what to send told to a
 //!   [`Sink`](stream::Sink) the transport owns.
+//! - [`owed`]: which requests are still owed an answer when the stream that was to
+//!   carry their answers ends, and the error each gets (B5).
 //!
 //! ```
 //! use backstop_jsonrpc::{Forward, Shaper};
@@ -37,6 +39,7 @@
 pub mod lenient;
 pub mod listing;
 pub mod message;
+pub mod owed;
 pub mod scan;
 pub mod shaper;
 pub mod stream;

@@ -32,7 +32,9 @@
 //!   fails, has its requests answered with an error.
 //! - Failures answer each request of the POST with a JSON-RPC error naming the cause
 //!   and the server's address ([`UpstreamFailure`]), and those requests are no longer
-//!   pending in the shaper; the proxy keeps serving the rest.
+//!   pending in the shaper; the proxy keeps serving the rest. A request the server's
+//!   answer ends without answering gets one too; which are owed one, and which, is
+//!   [`backstop_jsonrpc::owed`]'s rule, the gateway's too.
 //! - At the end of stdin, the requests in flight are awaited (each within the timeout),
 //!   the session is ended with a DELETE, and the proxy exits 0.
 
@@ -40,6 +42,8 @@ use std::io::{self, BufWriter, Write};
 use std::sync::Arc;
 use std::sync::Mutex;
 
+use backstop_core::method;
+use backstop_jsonrpc::owed::{End, Owed, Verdict};
 use backstop_jsonrpc::stream::{Ended, Sink};
 use bytes::Bytes;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, StatusCode, header};
@@ -52,10 +56,10 @@ use super::headers::{
 };
 use super::listing::list_first;
 use super::message_headers::{mirror_arguments, mirror_message};
-use super::resumption::{Resumption, is_close};
+use super::resumption::Resumption;
 use super::shape::{BodyShaper, EventShaper, Out, QueueSink, Queued};
 use super::upstream::{RequestWait, Upstream, UpstreamFailure};
-use super::{Options, Shaping, has_method, is_answer, is_long_lived, lock, request_ids};
+use super::{Options, Shaping, client_methods, is_answer, is_long_lived, lock, request_ids};
 use crate::framing::LineReader;
 
 /// A `--header 'Name: value'` argument, read. Its error says what is wrong and never
@@ -153,11 +157,13 @@ impl Session {
         headers
     }
 
-    /// Write errors for `ids` to the client; they are no longer pending.
-    async fn fail(&self, ids: &[String], failure: &UpstreamFailure) {
-        let error = failure.to_error(self.upstream.address());
-        self.write_lines(self.shaping.fail_requests(ids, &error))
-            .await;
+    /// Write the errors `verdict` owes to the client ([`Shaping::settle`]); their
+    /// requests are no longer pending.
+    async fn settle(&self, verdict: Verdict<UpstreamFailure>) {
+        let answers = self.shaping.settle(verdict, self.upstream.address());
+        if !answers.is_empty() {
+            self.write_lines(answers).await;
+        }
     }
 
     /// Write whole messages to the client, one line each.
@@ -206,10 +212,10 @@ impl Session {
         }
     }
 
-    /// A message from the server ended: its answers are struck from `ids`, and an
+    /// A message from the server ended: its answers are no longer `owed`, and an
     /// answer to `initialize` gives the revision.
-    fn ended(&self, ended: &Ended, ids: &mut Vec<String>) {
-        ids.retain(|id| !ended.answered.contains(id));
+    fn ended(&self, ended: &Ended, owed: &mut Owed<UpstreamFailure>) {
+        owed.answered(&ended.answered);
         if let Some(message) = &ended.whole {
             self.learn_protocol(message, &ended.answered);
         }
@@ -231,8 +237,10 @@ impl Session {
         }
     }
 
-    /// POST one client message and write what answers it.
-    async fn post(&self, body: Bytes, mut ids: Vec<String>, wait: &RequestWait) {
+    /// POST one client message and write what answers it: the server's answers, and
+    /// one error for each request they leave unanswered ([`Owed`]).
+    async fn post(&self, body: Bytes, ids: Vec<String>, wait: &RequestWait) {
+        let mut owed = Owed::new(ids);
         let sent = body.clone();
         let mut request = self.request(Method::POST, body);
         set_post_headers(request.headers_mut());
@@ -241,20 +249,23 @@ impl Session {
         mirror_arguments(request.headers_mut(), &sent, schema.as_ref());
         let response = match self.upstream.send_within(request, wait).await {
             Ok(response) => response,
-            Err(failure) => return self.fail(&ids, &failure).await,
+            Err(failure) => {
+                let end = UpstreamFailure::end(Some(failure));
+                return self.settle(owed.end(end, false)).await;
+            }
         };
         let (head, mut body) = response.into_parts();
         if !head.status.is_success() {
             // A server's own JSON-RPC answer on an error status (2026-07-28 answers a
             // header mismatch `-32020` with HTTP 400) is its word: it passes, shaped
             // as any answer; only requests it leaves unanswered get the status.
-            if is_json_content(&head.headers) {
-                let _ = self.json_body(&mut body, &mut ids).await;
-            }
-            if !ids.is_empty() {
-                self.fail(&ids, &UpstreamFailure::Status(head.status)).await;
-            }
-            return;
+            owed = owed.with_error_status(UpstreamFailure::Status(head.status));
+            let end = if is_json_content(&head.headers) {
+                self.json_body(&mut body, &mut owed).await
+            } else {
+                End::Ended
+            };
+            return self.settle(owed.end(end, false)).await;
         }
         if let Some(id) = head.headers.get(SESSION_ID) {
             let mut known = lock(&self.id);
@@ -262,37 +273,35 @@ impl Session {
                 *known = Some(id.clone());
             }
         }
-        if head.status == StatusCode::ACCEPTED || ids.is_empty() && !is_event_stream(&head.headers)
+        // A `202`: the answers, if any, come on another stream.
+        if head.status == StatusCode::ACCEPTED || owed.is_empty() && !is_event_stream(&head.headers)
         {
             return;
         }
         if is_event_stream(&head.headers) {
             let patient = is_long_lived(&sent);
             let mut stream = Resumption::default();
-            let mut ended = self
-                .events(&mut body, &mut ids, patient, &mut stream, false)
+            let end = self
+                .events(&mut body, &mut owed, patient, &mut stream, false)
                 .await;
-            if !ids.is_empty() && stream.is_resumable() && is_close(ended.as_ref()) {
-                ended = self.resume(&mut ids, patient, &mut stream).await;
+            let mut verdict = owed.end(end, stream.is_resumable());
+            if verdict == Verdict::Resume {
+                let end = self.resume(&mut owed, patient, &mut stream).await;
+                verdict = owed.end(end, false);
             }
-            if !ids.is_empty() {
-                self.fail(&ids, &ended.unwrap_or(UpstreamFailure::Broken))
-                    .await;
-            }
-            return;
+            return self.settle(verdict).await;
         }
-        if let Err(failure) = self.json_body(&mut body, &mut ids).await {
-            self.fail(&ids, &failure).await;
-        }
+        let end = self.json_body(&mut body, &mut owed).await;
+        self.settle(owed.end(end, false)).await;
     }
 
-    /// Read a JSON body, shaped as it arrives into one line for stdout; the failure
-    /// it ended with, if any (a short body that is not JSON is one).
+    /// Read a JSON body, shaped as it arrives into one line for stdout, its answers
+    /// no longer `owed`; how it ended (a short body that is not JSON is a failure).
     async fn json_body(
         &self,
         body: &mut hyper::body::Incoming,
-        ids: &mut Vec<String>,
-    ) -> Result<(), UpstreamFailure> {
+        owed: &mut Owed<UpstreamFailure>,
+    ) -> End<UpstreamFailure> {
         let mut shaped = BodyShaper::new(Out::Lines);
         let mut sink = QueueSink::default();
         let mut writing = None;
@@ -314,36 +323,36 @@ impl Session {
                     if sink.sent_some() {
                         let _ = self.out.send(b"\n".to_vec()).await;
                     }
-                    return Err(failure);
+                    return UpstreamFailure::end(Some(failure));
                 }
             }
         }
         if shaped.whole().is_some_and(|whole| !is_answer(whole)) {
-            return Err(UpstreamFailure::NotJson);
+            return End::Failed(UpstreamFailure::NotJson);
         }
         let ended = self.shaping.shape(|shaper| shaped.end(shaper, &mut sink));
-        self.ended(&ended, ids);
+        self.ended(&ended, owed);
         if writing.is_none() {
             writing = Some(self.writing.lock().await);
         }
         self.send_queued(&mut sink).await;
         drop(writing);
-        Ok(())
+        End::Ended
     }
 
     /// Read an SSE stream, each event's data a server message shaped as it arrives
-    /// into one line for stdout; the failure it ended with, if any. `stream` learns
-    /// its event ids and `retry:`, for resuming it. A stream resumed for `ids`
-    /// (`until_answered`) is read until they are answered: the server may keep it
-    /// open.
+    /// into one line for stdout, its answers no longer `owed`; how it ended. `stream`
+    /// learns its event ids and `retry:`, for resuming it. A stream resumed for the
+    /// requests `owed` (`until_answered`) is read until they are answered: the server
+    /// may keep it open.
     async fn events(
         &self,
         body: &mut hyper::body::Incoming,
-        ids: &mut Vec<String>,
+        owed: &mut Owed<UpstreamFailure>,
         patient: bool,
         stream: &mut Resumption,
         until_answered: bool,
-    ) -> Option<UpstreamFailure> {
+    ) -> End<UpstreamFailure> {
         let mut events = EventShaper::new(Out::Lines);
         let mut sink = QueueSink::default();
         let mut writing = None;
@@ -360,7 +369,7 @@ impl Session {
             for event in ended {
                 stream.saw(event.id.as_deref(), event.retry.as_deref());
                 if let Some(message) = &event.message {
-                    self.ended(message, ids);
+                    self.ended(message, owed);
                 }
             }
             if !sink.is_empty() {
@@ -372,7 +381,7 @@ impl Session {
             // Stdout is another's again once no message of this stream is half written.
             if !sink.sent_some() {
                 writing = None;
-                if until_answered && ids.is_empty() {
+                if until_answered && owed.is_empty() {
                     break None;
                 }
             }
@@ -390,7 +399,7 @@ impl Session {
             self.send_queued(&mut sink).await;
         }
         drop(writing);
-        failure
+        UpstreamFailure::end(failure)
     }
 
     /// A GET for the server's stream: its own (no `last_event_id`), or one resumed
@@ -408,27 +417,27 @@ impl Session {
         request
     }
 
-    /// Resume a POST's stream that closed before it answered `ids` (SEP-1699, B5): a
-    /// GET with its `Last-Event-ID`, after the wait the server asked for, again for as
-    /// long as each try brings a new event ([`Resumption::next_try`]), each read until
-    /// `ids` are answered. The failure to answer what is left with, if any: the
-    /// server refused the resumption, or it was given up.
+    /// Resume a POST's stream that closed before it answered the requests `owed`
+    /// (SEP-1699, B5): a GET with its `Last-Event-ID`, after the wait the server asked
+    /// for, again for as long as each try brings a new event
+    /// ([`Resumption::next_try`]), each read until they are answered. How the last try
+    /// ended, for what is left: the server refused the resumption, or it was given up.
     async fn resume(
         &self,
-        ids: &mut Vec<String>,
+        owed: &mut Owed<UpstreamFailure>,
         patient: bool,
         stream: &mut Resumption,
-    ) -> Option<UpstreamFailure> {
+    ) -> End<UpstreamFailure> {
         let mut began = None;
-        let mut failure = UpstreamFailure::Broken;
-        while !ids.is_empty() {
+        let mut failure = End::BrokenOff;
+        while !owed.is_empty() {
             let Some(wait) = stream.next_try(began.as_ref()) else {
                 tracing::warn!("the server's stream could not be resumed: given up");
-                return Some(failure);
+                return failure;
             };
             tracing::info!(
                 after_ms = wait.as_millis() as u64,
-                requests = ids.len(),
+                requests = owed.ids().len(),
                 "resuming the server's stream, closed before it answered (SEP-1699)"
             );
             tokio::time::sleep(wait).await;
@@ -436,7 +445,7 @@ impl Session {
             let response = match self.upstream.send(self.get_stream(began.as_ref())).await {
                 Ok(response) => response,
                 Err(refused) => {
-                    failure = refused;
+                    failure = UpstreamFailure::end(Some(refused));
                     continue;
                 }
             };
@@ -446,14 +455,14 @@ impl Session {
                     status = head.status.as_u16(),
                     "the server refused to resume its stream"
                 );
-                return Some(UpstreamFailure::Status(head.status));
+                return End::Failed(UpstreamFailure::Status(head.status));
             }
-            let ended = self.events(&mut body, ids, patient, stream, true).await;
-            if !is_close(ended.as_ref()) {
+            let ended = self.events(&mut body, owed, patient, stream, true).await;
+            if !ended.is_close() {
                 return ended;
             }
         }
-        None
+        End::Ended
     }
 
     /// The server's own stream, for as long as it offers one: reopened with
@@ -476,7 +485,7 @@ impl Session {
                     return; // 405: the server has no stream of its own
                 }
                 let _ = self
-                    .events(&mut body, &mut Vec::new(), true, &mut stream, false)
+                    .events(&mut body, &mut Owed::default(), true, &mut stream, false)
                     .await;
             }
             let Some(wait) = stream.next_try(began.as_ref()) else {
@@ -561,8 +570,9 @@ pub fn run(upstream: Upstream, extra: HeaderMap, options: Options) -> io::Result
         while let Some(line) = lines.recv().await {
             let listing = session.shaping.client_route(&line);
             let ids = request_ids(&line);
-            let initialize = has_method(&line, "initialize");
-            let initialized = has_method(&line, "notifications/initialized");
+            let methods = client_methods(&line);
+            let initialize = methods.iter().any(|m| method::begins_handshake(m));
+            let initialized = methods.iter().any(|m| method::ends_handshake(m));
             if initialize {
                 lock(&session.initializing).extend(ids.iter().cloned());
             }

@@ -75,7 +75,11 @@ impl Shaping {
     /// ([`super::message_headers::mirror_arguments`]).
     pub fn called_tool_schema(&self, body: &[u8]) -> Option<Value> {
         let envelope = Envelope::parse(body)?;
-        if envelope.method.as_deref() != Some("tools/call") {
+        if !envelope
+            .method
+            .as_deref()
+            .is_some_and(backstop_core::method::is_tool_call)
+        {
             return None;
         }
         let name = envelope.params().name?;

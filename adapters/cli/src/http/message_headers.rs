@@ -30,6 +30,7 @@
 //! ```
 
 use backstop_core::PROTOCOL_VERSION_META_KEY;
+use backstop_core::method::{self, NamedBy};
 use backstop_core::param_headers::{HEADER_PREFIX, declares_headers, param_headers};
 use backstop_jsonrpc::message::Envelope;
 use base64::Engine;
@@ -67,11 +68,11 @@ pub fn mirror_message(headers: &mut HeaderMap, body: &[u8]) {
         return;
     };
     let params = envelope.params();
-    let named = match method {
-        "tools/call" | "prompts/get" => params.name.as_deref(),
-        "resources/read" => params.uri.as_deref(),
-        m if m.starts_with("tasks/") => params.task_id.as_deref(),
-        _ => None,
+    let named = match method::named_by(method) {
+        Some(NamedBy::Name) => params.name.as_deref(),
+        Some(NamedBy::Uri) => params.uri.as_deref(),
+        Some(NamedBy::TaskId) => params.task_id.as_deref(),
+        None => None,
     };
     headers.insert(METHOD, encoded(method));
     if let Some(name) = named {
@@ -107,7 +108,11 @@ pub fn mirror_arguments(headers: &mut HeaderMap, body: &[u8], input_schema: Opti
     let Ok(message) = serde_json::from_slice::<Value>(body) else {
         return;
     };
-    if message.get("method").and_then(Value::as_str) != Some("tools/call") {
+    if !message
+        .get("method")
+        .and_then(Value::as_str)
+        .is_some_and(method::is_tool_call)
+    {
         return;
     }
     let Some(arguments) = message

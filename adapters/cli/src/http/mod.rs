@@ -5,7 +5,8 @@
 //! on plain threads. Each JSON-RPC message — a whole JSON body, or the data of one SSE
 //! event ([`sse`]) — goes through a [`Shaping`], whose methods are the only places the
 //! [`Shaper`] is called from: one per direction, the answers to a failed POST
-//! ([`Shaping::fail_requests`]), and the shaper's own listing ([`listing`]).
+//! ([`Shaping::fail_requests`], by the owed-ids rule: [`Shaping::settle`]), and the
+//! shaper's own listing ([`listing`]).
 //!
 //! - [`shape`]: bodies and events shaped as they arrive, in bounded memory (B3).
 //! - [`upstream`]: the HTTP client, and the errors that answer requests a failing
@@ -27,6 +28,9 @@ pub mod body_channel;
 pub mod client;
 pub mod connections;
 pub mod gateway;
+mod gateway_body;
+mod gateway_request;
+mod gateway_sessions;
 pub mod headers;
 pub mod listing;
 pub mod message_headers;
@@ -42,8 +46,10 @@ use std::sync::{Mutex, PoisonError};
 use backstop_core::ProtocolError;
 use backstop_jsonrpc::Shaper;
 pub use backstop_jsonrpc::message::{request_ids, response_ids};
+use backstop_jsonrpc::owed::Verdict;
 
 use crate::log::log_failure;
+use upstream::UpstreamFailure;
 
 /// The shaping options both remote modes share with the stdio proxy.
 #[derive(Debug, Clone)]
@@ -131,6 +137,28 @@ impl Shaping {
         lock(&self.shaper).answer_requests(ids, error)
     }
 
+    /// The answers `verdict` owes the client: for [`Verdict::Answer`], one error each
+    /// for its cause, naming the server's `address` ([`Self::fail_requests`]); none for
+    /// any other verdict.
+    ///
+    /// ```
+    /// use backstop::http::Shaping;
+    /// use backstop_jsonrpc::owed::{Cause, Verdict};
+    /// let shaping = Shaping::new(backstop_jsonrpc::Shaper::default(), false);
+    /// let verdict = Verdict::Answer { ids: vec!["4".into()], cause: Cause::ClosedEarly };
+    /// let answers = shaping.settle(verdict, "http://h/mcp");
+    /// assert!(String::from_utf8_lossy(&answers[0]).contains("closed the connection before answering"));
+    /// assert!(shaping.settle(Verdict::Resume, "http://h/mcp").is_empty());
+    /// ```
+    pub fn settle(&self, verdict: Verdict<UpstreamFailure>, address: &str) -> Vec<Vec<u8>> {
+        match verdict {
+            Verdict::Answer { ids, cause } => {
+                self.fail_requests(&ids, &UpstreamFailure::of(cause).to_error(address))
+            }
+            Verdict::Settled | Verdict::Resume => Vec::new(),
+        }
+    }
+
     /// How many requests of the session are not answered yet.
     pub fn pending(&self) -> usize {
         lock(&self.shaper).pending().len()
@@ -152,37 +180,39 @@ fn is_answer(body: &[u8]) -> bool {
     is_json(body) || backstop_jsonrpc::lenient::response_id(body).is_some()
 }
 
-/// Whether a client message holds a request or notification named `method`.
-pub(crate) fn has_method(body: &[u8], method: &str) -> bool {
-    let needle = format!("\"{method}\"");
-    memchr::memmem::find(body, needle.as_bytes()).is_some() && {
-        let one = |element: &[u8]| {
-            backstop_jsonrpc::message::Envelope::parse(element)
-                .is_some_and(|envelope| envelope.method.as_deref() == Some(method))
-        };
-        match backstop_jsonrpc::message::batch_elements(body) {
-            Some(elements) => elements.iter().any(|e| one(e.get().as_bytes())),
-            None => one(body),
-        }
+/// The methods of the requests and notifications in a client message or batch.
+///
+/// ```
+/// let body = br#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"result":{}}]"#;
+/// assert_eq!(backstop::http::client_methods(body), ["ping"]);
+/// ```
+pub fn client_methods(body: &[u8]) -> Vec<String> {
+    let one = |element: &[u8]| {
+        backstop_jsonrpc::message::Envelope::parse(element)
+            .and_then(|envelope| envelope.method.map(String::from))
+    };
+    match backstop_jsonrpc::message::batch_elements(body) {
+        Some(elements) => elements
+            .iter()
+            .filter_map(|element| one(element.get().as_bytes()))
+            .collect(),
+        None => one(body).into_iter().collect(),
     }
 }
 
-/// Methods whose answer may keep its stream quiet for as long as nothing happens:
-/// 2026-07-28's `subscriptions/listen` (open until the client goes) and 2025-11-25's
-/// `tasks/result` (answered when the task ends). The upstream's timeout bounds the
-/// wait for their answer's first bytes, never the quiet between its events (A5).
-pub const LONG_LIVED_METHODS: [&str; 2] = ["subscriptions/listen", "tasks/result"];
-
-/// Whether a client message asks for a long-lived answer ([`LONG_LIVED_METHODS`]).
+/// Whether a client message asks for a long-lived answer, as the core decides
+/// ([`backstop_core::method::asks_long_lived_answer`]: `subscriptions/listen`,
+/// `tasks/result`). The upstream's timeout bounds the wait for its answer's first
+/// bytes, never the quiet between its events (A5).
 ///
 /// ```
 /// assert!(backstop::http::is_long_lived(br#"{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen"}"#));
 /// assert!(!backstop::http::is_long_lived(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call"}"#));
 /// ```
 pub fn is_long_lived(body: &[u8]) -> bool {
-    LONG_LIVED_METHODS
+    client_methods(body)
         .iter()
-        .any(|method| has_method(body, method))
+        .any(|method| backstop_core::method::asks_long_lived_answer(method))
 }
 
 /// The shaper, even if a task panicked while holding it.

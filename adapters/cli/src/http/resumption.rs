@@ -28,8 +28,6 @@ use std::time::Duration;
 
 use http::HeaderValue;
 
-use super::upstream::UpstreamFailure;
-
 /// How many tries in a row without a new event id a stream is given before it is
 /// given up: with [`reconnect_delay`]'s doubling, about 15 s of trying.
 pub const MAX_TRIES: u32 = 5;
@@ -81,20 +79,6 @@ pub fn retry_value(value: &[u8]) -> Option<Duration> {
         .then(|| std::str::from_utf8(value).ok()?.parse::<u64>().ok())
         .flatten()
         .map(Duration::from_millis)
-}
-
-/// Whether a stream that ended so was closed by the server — at its end, or broken
-/// off — and may be resumed; a timeout is backstop's own decision to give up.
-///
-/// ```
-/// use std::time::Duration;
-/// use backstop::http::resumption::is_close;
-/// use backstop::http::upstream::UpstreamFailure;
-/// assert!(is_close(None) && is_close(Some(&UpstreamFailure::Broken)));
-/// assert!(!is_close(Some(&UpstreamFailure::Timeout(Duration::from_secs(1)))));
-/// ```
-pub fn is_close(ended: Option<&UpstreamFailure>) -> bool {
-    matches!(ended, None | Some(UpstreamFailure::Broken))
 }
 
 /// What a stream's events said of resuming it: its last event id, the server's
@@ -168,6 +152,7 @@ impl Resumption {
 
 #[cfg(test)]
 mod tests {
+    use super::super::upstream::UpstreamFailure;
     use super::*;
 
     #[test]
@@ -217,14 +202,16 @@ mod tests {
 
     #[test]
     fn b5_only_a_close_by_the_server_may_be_resumed() {
+        // How a stream stopped, read for the owed-ids rule (backstop_jsonrpc::owed).
+        let is_close = |stopped: Option<UpstreamFailure>| UpstreamFailure::end(stopped).is_close();
         assert!(is_close(None), "the stream ended");
-        assert!(is_close(Some(&UpstreamFailure::Broken)), "broken off");
+        assert!(is_close(Some(UpstreamFailure::Broken)), "broken off");
         let own = [
             UpstreamFailure::Timeout(Duration::from_secs(1)),
             UpstreamFailure::AnswerTimeout(Duration::from_secs(1)),
             UpstreamFailure::NotJson,
         ];
-        assert!(own.iter().all(|failure| !is_close(Some(failure))));
+        assert!(own.into_iter().all(|failure| !is_close(Some(failure))));
     }
 
     #[test]

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use backstop_core::ProtocolError;
 use backstop_core::protocol_error::code;
+use backstop_jsonrpc::owed::{Cause, End};
 use bytes::Bytes;
 use http::{Request, Response, StatusCode, Uri};
 use http_body_util::Full;
@@ -150,6 +151,43 @@ impl UpstreamFailure {
             format!("The MCP server at {address} {how}"),
         )
         .with_data(data)
+    }
+}
+
+impl UpstreamFailure {
+    /// How an answer that stopped with `stopped` (`None`: at its end) ended, for the
+    /// owed-ids rule ([`Owed::end`](backstop_jsonrpc::owed::Owed::end)): [`Broken`](Self::Broken) is the server's close
+    /// (broken off), any other failure backstop's own.
+    ///
+    /// ```
+    /// use backstop::http::upstream::UpstreamFailure;
+    /// use backstop_jsonrpc::owed::End;
+    /// assert_eq!(UpstreamFailure::end(None), End::Ended);
+    /// assert_eq!(UpstreamFailure::end(Some(UpstreamFailure::Broken)), End::BrokenOff);
+    /// assert_eq!(UpstreamFailure::end(Some(UpstreamFailure::NotJson)), End::Failed(UpstreamFailure::NotJson));
+    /// ```
+    pub fn end(stopped: Option<Self>) -> End<Self> {
+        match stopped {
+            None => End::Ended,
+            Some(Self::Broken) => End::BrokenOff,
+            Some(failure) => End::Failed(failure),
+        }
+    }
+
+    /// The failure that answers a request still owed for `cause`: a server that closed
+    /// the answer before answering it is [`Broken`](Self::Broken).
+    ///
+    /// ```
+    /// use backstop::http::upstream::UpstreamFailure;
+    /// use backstop_jsonrpc::owed::Cause;
+    /// assert_eq!(UpstreamFailure::of(Cause::ClosedEarly), UpstreamFailure::Broken);
+    /// assert_eq!(UpstreamFailure::of(Cause::Failure(UpstreamFailure::NotJson)), UpstreamFailure::NotJson);
+    /// ```
+    pub fn of(cause: Cause<Self>) -> Self {
+        match cause {
+            Cause::Failure(failure) => failure,
+            Cause::ClosedEarly => Self::Broken,
+        }
     }
 }
 
