@@ -1,6 +1,7 @@
 //! Codex CLI 0.169.0 (`@openai/codex`, pinned in `tests/peers/agents/`), run headless
 //! (`codex exec`) against a scripted model endpoint on loopback, calling a fastmcp
-//! server's tools directly and through `backstop proxy` with no flags. The assertions
+//! server's tools directly and through `backstop proxy` with no flags, and the seed's own
+//! server (libtmux-mcp's `capture_pane` of a real tmux pane) through it. The assertions
 //! are on what the endpoint receives as the tool result: what Codex's model reads
 //! (SPEC L18, E12).
 //!
@@ -15,6 +16,8 @@ mod support;
 mod agents;
 #[path = "support/model_endpoint.rs"]
 mod model_endpoint;
+#[path = "support/tmux.rs"]
+mod tmux;
 
 use std::process::Command;
 use std::time::Duration;
@@ -88,6 +91,19 @@ fn codex_reads(
     };
     let options: &[&str] = &[];
     let server = agents::server_command(&python, behind_backstop.then_some(options));
+    Some(codex_calls(&codex, &server, &[], tool, arguments))
+}
+
+/// Codex calls `tool` with `arguments` of the MCP server `server` (program and
+/// arguments) run with `env` (its config's `env`: Codex gives a server none of its
+/// own); what its model read.
+fn codex_calls(
+    codex: &std::path::Path,
+    server: &[String],
+    env: &[(&str, String)],
+    tool: &'static str,
+    arguments: Value,
+) -> Read {
     let endpoint = ModelEndpoint::start(script(tool, arguments));
     let dir = agents::scratch("codex");
     let config = format!(
@@ -98,11 +114,15 @@ fn codex_reads(
          [model_providers.scripted]\nname = \"scripted\"\nbase_url = \"http://127.0.0.1:{}/v1\"\n\
          wire_api = \"responses\"\n\n\
          [mcp_servers.tools]\ncommand = {:?}\nargs = {:?}\nrequired = true\n\
-         default_tools_approval_mode = \"approve\"\n\n\
+         default_tools_approval_mode = \"approve\"\nenv = {{ {} }}\n\n\
          [analytics]\nenabled = false\n\n[features]\nplugins = false\n",
         endpoint.port,
         server[0],
         &server[1..],
+        env.iter()
+            .map(|(key, value)| format!("{key} = {value:?}"))
+            .collect::<Vec<_>>()
+            .join(", "),
     );
     std::fs::write(dir.join("config.toml"), config).unwrap();
     let mut command = Command::new(codex);
@@ -147,7 +167,7 @@ fn codex_reads(
             (frame.clone(), text.join("\n"))
         }
     };
-    Some(Read { frame, text })
+    Read { frame, text }
 }
 
 /// The text the model reads: fastmcp gives a tool returning `str` the
@@ -245,5 +265,61 @@ fn l2_through_backstop_a_small_result_passes_whole() {
     assert_eq!(
         shown(&read),
         "line 000001 of output\nline 000002 of output\nline 000003 of output\nPROMPT $"
+    );
+}
+
+/// The seed's own server (libtmux-mcp 0.1.0a22, on fastmcp 4.0) on a real tmux.
+const PANE_LINES: u64 = 250_000;
+
+/// L18 with the seed's own server: Codex calls libtmux-mcp's `capture_pane` of a real
+/// tmux pane (250,000 lines of `seq`, then a prompt; the whole scrollback asked for),
+/// through `backstop proxy` with no flags. libtmux-mcp cuts it to its own 1 MB tail
+/// first (its header is lost with the head); its model reads backstop's header, the
+/// tail and the prompt, within Codex's profile, and no cut of Codex's own.
+#[test]
+fn l18_through_backstop_codex_reads_the_tail_of_a_tmux_pane() {
+    let test = "l18_through_backstop_codex_reads_the_tail_of_a_tmux_pane";
+    let Some(codex) = agents::agent_client("codex") else {
+        support::peer_missing(test, "Codex CLI (target/agent-peers)");
+        return;
+    };
+    let Some(python) = tmux::libtmux_mcp_python() else {
+        support::peer_missing(test, "libtmux-mcp (target/tmux-venv)");
+        return;
+    };
+    let Some(pane) = tmux::Tmux::with_scrollback(PANE_LINES) else {
+        support::peer_missing(test, "tmux");
+        return;
+    };
+    assert!(pane.history_size() + 24 > PANE_LINES, "all of it kept");
+    let options: &[&str] = &[];
+    let server = agents::proxied(
+        &[python.to_str().unwrap(), "-m", "libtmux_mcp"],
+        Some(options),
+    );
+    let arguments = json!({"pane_id": pane.pane, "start": -1_000_000, "max_lines": null});
+    let read = codex_calls(&codex, &server, &pane.env(), "capture_pane", arguments);
+    assert!(
+        !read.text.contains("tokens truncated"),
+        "no cut of Codex's own"
+    );
+    let text = shown(&read);
+    assert!(
+        text.starts_with("[... truncated "),
+        "backstop's header first: {:?}",
+        &text[..80.min(text.len())]
+    );
+    assert_eq!(text.matches("[... truncated ").count(), 1, "one header");
+    assert!(
+        text.ends_with(&format!("\n{PANE_LINES}\n{}", tmux::PROMPT)),
+        "the prompt last: {:?}",
+        &text[text.len().saturating_sub(80)..]
+    );
+    // L10, L18: Codex's profile, 11,950 tokens of 4 bytes, its frame aside; close to it.
+    let bytes = read.text.len();
+    assert!((44_000..=11_950 * 4).contains(&bytes), "{bytes} bytes read");
+    println!(
+        "{test}: {bytes} bytes read, header {:?}",
+        text.lines().next()
     );
 }

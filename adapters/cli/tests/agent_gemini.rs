@@ -1,7 +1,8 @@
 //! Gemini CLI 0.61.0 (`@google/gemini-cli`, pinned in `tests/peers/agents/`), run
 //! headless (`gemini -p … --yolo`) against a scripted Gemini API endpoint on loopback,
 //! calling a fastmcp server's tools directly and through `backstop proxy` with no
-//! flags. The assertions are on the `functionResponse` the endpoint receives: what
+//! flags, and the seed's own server (libtmux-mcp's `capture_pane` of a real tmux pane)
+//! through it. The assertions are on the `functionResponse` the endpoint receives: what
 //! Gemini's model reads (SPEC L18, E12).
 //!
 //! Gemini CLI asks a small routing model first (`:generateContent` with a JSON schema),
@@ -14,6 +15,8 @@ mod support;
 mod agents;
 #[path = "support/model_endpoint.rs"]
 mod model_endpoint;
+#[path = "support/tmux.rs"]
+mod tmux;
 
 use std::process::Command;
 use std::time::Duration;
@@ -78,10 +81,28 @@ fn gemini_reads(
     };
     let options: &[&str] = &[];
     let server = agents::server_command(&python, behind_backstop.then_some(options));
+    Some(gemini_calls(&gemini, &server, &[], tool, arguments))
+}
+
+/// Gemini CLI calls `tool` with `arguments` of the MCP server `server` (program and
+/// arguments) run with `env` (its settings' `env`): the `functionResponse.response` its
+/// model read.
+fn gemini_calls(
+    gemini: &std::path::Path,
+    server: &[String],
+    env: &[(&str, String)],
+    tool: &'static str,
+    arguments: Value,
+) -> Value {
     let endpoint = ModelEndpoint::start(script(tool, arguments));
     let dir = agents::scratch("gemini");
+    let env: serde_json::Map<String, Value> = env
+        .iter()
+        .map(|(key, value)| ((*key).to_owned(), json!(value)))
+        .collect();
     let settings = json!({
-        "mcpServers": {"tools": {"command": server[0], "args": &server[1..], "trust": true}},
+        "mcpServers": {"tools": {"command": server[0], "args": &server[1..], "trust": true,
+            "env": env}},
         "security": {"auth": {"selectedType": "gemini-api-key"}},
         "privacy": {"usageStatisticsEnabled": false},
     });
@@ -117,7 +138,7 @@ fn gemini_reads(
                 ran.stderr
             )
         });
-    Some(response["response"].clone())
+    response["response"].clone()
 }
 
 /// The text the model reads, without Gemini CLI's `<untrusted_context>` wrapper.
@@ -217,5 +238,66 @@ fn l2_through_backstop_a_small_result_passes_whole() {
     assert_eq!(
         unwrapped(response["output"].as_str().expect("the output")),
         "line 000001 of output\nline 000002 of output\nline 000003 of output\nPROMPT $"
+    );
+}
+
+/// The seed's own server (libtmux-mcp 0.1.0a22, on fastmcp 4.0) on a real tmux.
+const PANE_LINES: u64 = 250_000;
+
+/// L18 with the seed's own server: Gemini CLI calls libtmux-mcp's `capture_pane` of a
+/// real tmux pane (250,000 lines of `seq`, then a prompt; the whole scrollback asked
+/// for), through `backstop proxy` with no flags. libtmux-mcp cuts it to its own 1 MB
+/// tail first (its header is lost with the head); the model reads backstop's header,
+/// the tail and the prompt, within Gemini CLI's profile, and no cut of its own.
+#[test]
+fn l18_through_backstop_gemini_cli_reads_the_tail_of_a_tmux_pane() {
+    let test = "l18_through_backstop_gemini_cli_reads_the_tail_of_a_tmux_pane";
+    let gemini = agents::agent_package("@google/gemini-cli/bundle/gemini.js");
+    if !gemini.exists() {
+        support::peer_missing(test, "Gemini CLI (target/agent-peers)");
+        return;
+    }
+    let Some(python) = tmux::libtmux_mcp_python() else {
+        support::peer_missing(test, "libtmux-mcp (target/tmux-venv)");
+        return;
+    };
+    let Some(pane) = tmux::Tmux::with_scrollback(PANE_LINES) else {
+        support::peer_missing(test, "tmux");
+        return;
+    };
+    assert!(pane.history_size() + 24 > PANE_LINES, "all of it kept");
+    let options: &[&str] = &[];
+    let server = agents::proxied(
+        &[python.to_str().unwrap(), "-m", "libtmux_mcp"],
+        Some(options),
+    );
+    let arguments = json!({"pane_id": pane.pane, "start": -1_000_000, "max_lines": null});
+    let response = gemini_calls(&gemini, &server, &pane.env(), "capture_pane", arguments);
+    let output = response["output"].as_str().expect("the output");
+    assert!(
+        !output.contains("Output too large"),
+        "no cut of Gemini CLI's own"
+    );
+    let text = unwrapped(output);
+    assert!(
+        text.starts_with("[... truncated "),
+        "backstop's header first: {:?}",
+        &text[..80.min(text.len())]
+    );
+    assert_eq!(text.matches("[... truncated ").count(), 1, "one header");
+    assert!(
+        text.ends_with(&format!("\n{PANE_LINES}\n{}", tmux::PROMPT)),
+        "the prompt last: {:?}",
+        &text[text.len().saturating_sub(80)..]
+    );
+    // L10, L18: Gemini CLI's 40,000 characters, its wrapper included; close to it.
+    let chars = output.chars().count();
+    assert!(
+        (39_000..=40_000).contains(&chars),
+        "{chars} characters read"
+    );
+    println!(
+        "{test}: {chars} characters read, header {:?}",
+        text.lines().next()
     );
 }

@@ -35,7 +35,15 @@ pub fn tools_server() -> PathBuf {
 /// `options`.
 pub fn server_command(python: &Path, behind_backstop: Option<&[&str]>) -> Vec<String> {
     let script = tools_server();
-    let server = [python.to_str().unwrap(), script.to_str().unwrap()];
+    proxied(
+        &[python.to_str().unwrap(), script.to_str().unwrap()],
+        behind_backstop,
+    )
+}
+
+/// The command that runs `server` (program and arguments): directly, or behind
+/// `backstop proxy` with `options`.
+pub fn proxied(server: &[&str], behind_backstop: Option<&[&str]>) -> Vec<String> {
     let mut command: Vec<String> = Vec::new();
     if let Some(options) = behind_backstop {
         command.push(crate::support::backstop().to_str().unwrap().to_owned());
