@@ -45,8 +45,18 @@ fn l15_official_clients_accept_a_capped_json_result_of_backstop_rmcp() {
         official_clients("l15_official_clients_accept_a_capped_json_result_of_backstop_rmcp");
     let cap = CAP.to_string();
     let sessions = accepted_sessions(&clients, |client| {
-        let uncapped = [("BACKSTOP_MAX_BYTES", "1000000")];
-        let capped = [("BACKSTOP_MAX_BYTES", cap.as_str())];
+        // The reader's limits off (L18: a client without a profile gets the smallest):
+        // the default byte cap lets the whole report through, `CAP` cuts it.
+        let uncapped = [
+            ("BACKSTOP_MAX_BYTES", "1000000"),
+            ("BACKSTOP_MAX_CHARS", "none"),
+            ("BACKSTOP_MAX_TOKENS", "none"),
+        ];
+        let capped = [
+            ("BACKSTOP_MAX_BYTES", cap.as_str()),
+            ("BACKSTOP_MAX_CHARS", "none"),
+            ("BACKSTOP_MAX_TOKENS", "none"),
+        ];
         (
             client.drive(&calls(), &server(), &uncapped),
             client.drive(&calls(), &server(), &capped),
