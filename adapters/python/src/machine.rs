@@ -26,10 +26,10 @@ use pyo3::types::{PyDict, PyList};
 use serde_json::{Map, Value};
 
 use crate::counts::counts_dict;
-use crate::{
-    Limit, Tails, borrow_str, from_value, held_in_part, object, protocol_value, record_value,
-    result_shell, to_value, truncation_value, whole_structured,
-};
+use crate::failures::{protocol_value, record_value};
+use crate::limit::{Limit, truncation_value};
+use crate::result::{held_in_part, result_shell, whole_structured};
+use crate::values::{Tails, borrow_str, from_value, object, to_value};
 
 /// The core's session machine, in process (see the [module docs](self)).
 ///
@@ -228,7 +228,7 @@ impl SessionMachine {
         id: u64,
         failure: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let failure = crate::failure(&object(failure, "failure")?);
+        let failure = crate::failures::failure(&object(failure, "failure")?);
         let decided =
             self.inner
                 .server_response(&request_id(id), Response::Failure(failure), Instant::now());
