@@ -25,7 +25,18 @@ pub(crate) fn failure(map: &Map<String, Value>) -> Failure {
         let errors = errors.as_array().map(Vec::as_slice).unwrap_or_default();
         return Failure::validation(from_pydantic_errors(errors));
     }
-    core_classify(&ForeignError {
+    core_classify(&foreign_error(map))
+}
+
+/// The facts of an exception described as a dict (see [`failure`]); None for a
+/// rejected argument set (`{"validation": [...]}`).
+pub(crate) fn raised(map: &Map<String, Value>) -> Option<ForeignError> {
+    (!map.contains_key("validation")).then(|| foreign_error(map))
+}
+
+/// The facts of an exception described as a dict, as the core's [`ForeignError`].
+fn foreign_error(map: &Map<String, Value>) -> ForeignError {
+    ForeignError {
         type_name: text(map, "type_name").unwrap_or("Exception").to_owned(),
         ancestors: names(map, "ancestors"),
         message: text(map, "message").unwrap_or_default().to_owned(),
@@ -41,7 +52,7 @@ pub(crate) fn failure(map: &Map<String, Value>) -> Failure {
             .and_then(Value::as_object)
             .cloned()
             .unwrap_or_default(),
-    })
+    }
 }
 
 /// A log record as a dict (G1–G3).

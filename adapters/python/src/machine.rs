@@ -17,6 +17,7 @@ use std::borrow::Cow;
 use std::time::Instant;
 
 use backstop_core::Session;
+use backstop_core::foreign_error::says_unknown_tool;
 use backstop_core::limit::HeldInPart;
 use backstop_core::machine::{
     Answer, ClientRequest, OwnRequest, RequestId, Response, SessionMachine as CoreMachine,
@@ -233,6 +234,21 @@ impl SessionMachine {
             self.inner
                 .server_response(&request_id(id), Response::Failure(failure), Instant::now());
         answer(py, decided)
+    }
+
+    /// lists_again_after(id, failure) -> bool
+    /// --
+    ///
+    /// Whether the failure of `tools/call` `id` (`failure`, as for `server_failure`) is
+    /// the server's word that it has no such tool (E8, R5): then list the server's
+    /// tools, hand them over as a `tools/list`, and ask `before_running` again.
+    fn lists_again_after(&self, id: u64, failure: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let raised = crate::failures::raised(&object(failure, "failure")?);
+        let tool = self.inner.pending_tool(&request_id(id));
+        Ok(match (raised, tool) {
+            (Some(raised), Some(tool)) => says_unknown_tool(&raised, tool),
+            _ => false,
+        })
     }
 
     /// server_result(id, result) -> tuple

@@ -141,6 +141,26 @@ def test_a0_a_failed_listing_never_makes_a_tool_unknown() -> None:
     assert machine.take_log_records() == []
 
 
+def test_a0_e8_the_machine_says_when_a_failure_means_the_tool_is_gone() -> None:
+    """E8, R5: the machine, not the middleware, reads fastmcp's ``NotFoundError("Unknown
+    tool: 'x'")`` for the tool called as the server's word that its tools changed: list
+    them, hand them over, and ask again (``test_r5_the_catalog_follows_tools_added_and_removed``
+    drives it through fastmcp)."""
+    machine = _machine(tools=["small", "large"])
+    assert machine.client_request(2, "tools/call", tool="small") is None  # known
+    gone = {"type_name": "NotFoundError", "message": "Unknown tool: 'small'"}
+    assert machine.lists_again_after(2, gone)
+    assert not machine.lists_again_after(2, {**gone, "message": "Unknown tool: 'large'"})
+    assert not machine.lists_again_after(2, {"type_name": "PaneNotFound", "message": "Pane not found: %9"})
+    assert not machine.lists_again_after(2, {"validation": []})
+    assert not machine.lists_again_after(3, gone)  # no such call pending
+    machine.client_request(4, "tools/list", may_send=False)
+    machine.server_response(4, {"tools": [{"name": "large"}]})
+    machine.forget(4)
+    result, error, _ = machine.before_running(2)
+    assert result is None and error["message"] == "Unknown tool: small"
+
+
 def _wire_size(result: dict[str, Any]) -> int:
     return len(json.dumps(result, separators=(",", ":"), ensure_ascii=False).encode())
 
