@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 
-use backstop_core::limit::{DEFAULT_MAX_BYTES, HeldInPart};
+use backstop_core::limit::DEFAULT_MAX_BYTES;
 use backstop_core::{Keep, Limit as CoreLimit, Limited, MetaKept, ToolResult, Truncation};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -96,7 +96,7 @@ impl Limit {
     }
 
     /// The cut of `shell` decided from the tails of its long strings (texts longer than
-    /// `tails.least` are cut to their tails here; `structuredContent`'s were already),
+    /// `tails.whole` are cut to their tails here; `structuredContent`'s were already),
     /// copying only the tails: the core's cut of the whole, or `Err(())` where the
     /// tails cannot decide it.
     fn in_part(
@@ -226,14 +226,10 @@ impl Limit {
             return Ok(None);
         }
         let schema = schema(output_schema)?;
-        let mut tails = Tails {
-            least: HeldInPart::min_held_bytes(self.inner.max_bytes()),
-            pointer: String::new(),
-            heads: Vec::new(),
-        };
+        let mut tails = Tails::for_cap(self.inner.max_bytes());
         let (shell, held) = result_shell(result, &mut tails)?;
         let texts: Vec<Cow<'_, str>> = held.iter().map(borrow_str).collect();
-        let long_text = texts.iter().any(|t| t.len() > tails.least);
+        let long_text = texts.iter().any(|t| t.len() > tails.whole);
         let limit = self.inner.for_tool(tool);
         let limited = if long_text || !tails.heads.is_empty() {
             match self.in_part(&limit, &shell, &texts, &tails, schema.as_ref()) {

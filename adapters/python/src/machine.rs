@@ -18,7 +18,6 @@ use std::time::Instant;
 
 use backstop_core::Session;
 use backstop_core::foreign_error::says_unknown_tool;
-use backstop_core::limit::HeldInPart;
 use backstop_core::machine::{
     Answer, ClientRequest, OwnRequest, RequestId, Response, SessionMachine as CoreMachine,
 };
@@ -264,14 +263,10 @@ impl SessionMachine {
         result: &Bound<'py, PyDict>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let id = request_id(id);
-        let mut tails = Tails {
-            least: HeldInPart::min_held_bytes(self.inner.limit().max_bytes()),
-            pointer: String::new(),
-            heads: Vec::new(),
-        };
+        let mut tails = Tails::for_cap(self.inner.limit().max_bytes());
         let (mut shell, held) = result_shell(result, &mut tails)?;
         let texts: Vec<Cow<'_, str>> = held.iter().map(borrow_str).collect();
-        let long_text = texts.iter().any(|t| t.len() > tails.least);
+        let long_text = texts.iter().any(|t| t.len() > tails.whole);
         if long_text || !tails.heads.is_empty() {
             let (in_part, held) = held_in_part(&shell, &texts, &tails);
             if let Some(decided) = self.inner.server_result_in_part(&id, in_part, &held) {

@@ -95,9 +95,10 @@ pub(crate) fn whole_structured(
     Ok(shell)
 }
 
-/// `shell` with its long texts cut to their tails (`structuredContent`'s were
-/// already), and what those tails leave out: what the core decides a cut held in
-/// part from (L13).
+/// `shell` with its texts longer than `tails.whole` cut to their tails
+/// (`structuredContent`'s long strings were already), and what those tails leave out:
+/// what the core decides a cut held in part from (L13). A shorter text is held whole:
+/// the core may read a failure in it (`HeldEnds::held_whole_up_to`).
 pub(crate) fn held_in_part(
     shell: &ToolResult,
     texts: &[Cow<'_, str>],
@@ -110,7 +111,10 @@ pub(crate) fn held_in_part(
         if let Content::Text(block) = block
             && let Some(text) = given.next()
         {
-            let tail = held_tail(text, tails.least);
+            let tail = match text.len() > tails.whole {
+                true => held_tail(text, tails.least),
+                false => text,
+            };
             if tail.len() < text.len() {
                 let first = text.as_bytes()[0].min(0x80);
                 held = held

@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 
+use backstop_core::limit::{HeldEnds, Keep};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
@@ -23,6 +24,9 @@ pub(crate) fn to_value(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> 
 pub(crate) struct Tails {
     /// The bytes of a string's tail that are kept: `HeldInPart::min_held_bytes`.
     pub(crate) least: usize,
+    /// The longest text block's text that is held whole (the core's
+    /// `HeldEnds::held_whole_up_to`: it may read a failure in a shorter one).
+    pub(crate) whole: usize,
     /// The JSON pointer of the value being converted.
     pub(crate) pointer: String,
     /// `(JSON pointer, bytes of the head left out)` of each string cut to its tail.
@@ -30,6 +34,19 @@ pub(crate) struct Tails {
 }
 
 impl Tails {
+    /// The tails a cut at a cap of `max_bytes` reads: the ends the core names for a
+    /// cut of the tail, whatever the keep policy (a cut that keeps a head is not
+    /// decided from tails, and the value is read whole: L16).
+    pub(crate) fn for_cap(max_bytes: usize) -> Self {
+        let ends = HeldEnds::for_keep(max_bytes, Keep::Tail);
+        Self {
+            least: ends.tail,
+            whole: ends.held_whole_up_to(),
+            pointer: String::new(),
+            heads: Vec::new(),
+        }
+    }
+
     /// The value of a string: whole, or its tail with its head recorded.
     fn string(&mut self, s: &Bound<'_, PyString>) -> Value {
         let text = borrow_str(s);

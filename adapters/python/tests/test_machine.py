@@ -161,6 +161,21 @@ def test_a0_e8_the_machine_says_when_a_failure_means_the_tool_is_gone() -> None:
     assert result is None and error["message"] == "Unknown tool: small"
 
 
+def test_b3_e2_a_failure_text_the_core_can_recognise_is_handed_over_whole() -> None:
+    """B3, E2: a framework's failure text longer than the tail a cut needs, but short
+    enough for the core to recognise (``HeldEnds::held_whole_up_to``), is handed over
+    whole: it is converted at any cap (its wrapper goes; logged and counted), not cut
+    from its tail as a text of the tool's own."""
+    text = "Error calling tool 'logs': " + "boom " * 40_000
+    failed = {"content": [{"type": "text", "text": text}], "isError": True}
+    for cap in (1000, 300_000):
+        machine = _machine(cap, tools=["logs"])
+        machine.client_request(2, "tools/call", tool="logs")
+        result, error, _ = machine.server_result(2, failed)
+        assert error is None and result["_meta"]["error_type"] == "InternalError", cap
+        assert machine.error_counts() == {"InternalError:tools/call": 1}
+
+
 def _wire_size(result: dict[str, Any]) -> int:
     return len(json.dumps(result, separators=(",", ":"), ensure_ascii=False).encode())
 
