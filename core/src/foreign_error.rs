@@ -147,3 +147,64 @@ pub fn classify(error: &ForeignError) -> Failure {
     }
     failure
 }
+
+/// Whether a call of `tool` that failed with `error` failed because the server has no
+/// such tool (SPEC E8, R5): fastmcp's own word for it, `NotFoundError("Unknown tool:
+/// 'x'")` naming the tool. The server's tools changed since they were listed: an
+/// adapter in process lists them again, hands the listing to its
+/// [`SessionMachine`](crate::machine::SessionMachine), and asks
+/// [`before_running`](crate::machine::SessionMachine::before_running) again, which
+/// answers E8 when the tool is gone. A tool's own not-found failure (another type, or
+/// a message of its own) is a failure of a known tool.
+///
+/// ```
+/// use backstop_core::foreign_error::{ForeignError, says_unknown_tool};
+/// let error = ForeignError {
+///     type_name: "NotFoundError".into(),
+///     message: "Unknown tool: 'small'".into(),
+///     ..ForeignError::default()
+/// };
+/// assert!(says_unknown_tool(&error, "small"));
+/// assert!(!says_unknown_tool(&error, "large"));
+/// ```
+pub fn says_unknown_tool(error: &ForeignError, tool: &str) -> bool {
+    error.type_name == "NotFoundError"
+        && error.message.starts_with("Unknown tool:")
+        && error.message.contains(tool)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn raised(type_name: &str, message: &str) -> ForeignError {
+        ForeignError {
+            type_name: type_name.into(),
+            ancestors: vec![type_name.into(), "FastMCPError".into(), "Exception".into()],
+            message: message.into(),
+            ..ForeignError::default()
+        }
+    }
+
+    #[test]
+    fn e8_only_the_servers_unknown_tool_for_the_tool_called_lists_again() {
+        let unknown = raised("NotFoundError", "Unknown tool: 'small'");
+        assert!(says_unknown_tool(&unknown, "small"));
+        // Another tool's name, another type, another message: a failure of the tool.
+        assert!(!says_unknown_tool(&unknown, "large"));
+        assert!(!says_unknown_tool(
+            &raised("PaneNotFound", "Unknown tool: 'small'"),
+            "small"
+        ));
+        assert!(!says_unknown_tool(
+            &raised("NotFoundError", "Unknown resource: small"),
+            "small"
+        ));
+        assert!(!says_unknown_tool(
+            &raised("NotFoundError", "small: Unknown tool:"),
+            "small"
+        ));
+        // The failure itself is still a not-found, should the tool exist after all.
+        assert_eq!(classify(&unknown).family(), Family::NotFound);
+    }
+}

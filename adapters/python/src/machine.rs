@@ -17,7 +17,7 @@ use std::borrow::Cow;
 use std::time::Instant;
 
 use backstop_core::Session;
-use backstop_core::limit::HeldInPart;
+use backstop_core::foreign_error::says_unknown_tool;
 use backstop_core::machine::{
     Answer, ClientRequest, OwnRequest, RequestId, Response, SessionMachine as CoreMachine,
 };
@@ -26,10 +26,10 @@ use pyo3::types::{PyDict, PyList};
 use serde_json::{Map, Value};
 
 use crate::counts::counts_dict;
-use crate::{
-    Limit, Tails, borrow_str, from_value, held_in_part, object, protocol_value, record_value,
-    result_shell, to_value, truncation_value, whole_structured,
-};
+use crate::failures::{protocol_value, record_value};
+use crate::limit::{Limit, truncation_value};
+use crate::result::{held_in_part, result_shell, whole_structured};
+use crate::values::{Tails, borrow_str, from_value, object, to_value};
 
 /// The core's session machine, in process (see the [module docs](self)).
 ///
@@ -228,11 +228,26 @@ impl SessionMachine {
         id: u64,
         failure: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let failure = crate::failure(&object(failure, "failure")?);
+        let failure = crate::failures::failure(&object(failure, "failure")?);
         let decided =
             self.inner
                 .server_response(&request_id(id), Response::Failure(failure), Instant::now());
         answer(py, decided)
+    }
+
+    /// lists_again_after(id, failure) -> bool
+    /// --
+    ///
+    /// Whether the failure of `tools/call` `id` (`failure`, as for `server_failure`) is
+    /// the server's word that it has no such tool (E8, R5): then list the server's
+    /// tools, hand them over as a `tools/list`, and ask `before_running` again.
+    fn lists_again_after(&self, id: u64, failure: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let raised = crate::failures::raised(&object(failure, "failure")?);
+        let tool = self.inner.pending_tool(&request_id(id));
+        Ok(match (raised, tool) {
+            (Some(raised), Some(tool)) => says_unknown_tool(&raised, tool),
+            _ => false,
+        })
     }
 
     /// server_result(id, result) -> tuple
@@ -248,14 +263,10 @@ impl SessionMachine {
         result: &Bound<'py, PyDict>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let id = request_id(id);
-        let mut tails = Tails {
-            least: HeldInPart::min_held_bytes(self.inner.limit().max_bytes()),
-            pointer: String::new(),
-            heads: Vec::new(),
-        };
+        let mut tails = Tails::for_cap(self.inner.limit().max_bytes());
         let (mut shell, held) = result_shell(result, &mut tails)?;
         let texts: Vec<Cow<'_, str>> = held.iter().map(borrow_str).collect();
-        let long_text = texts.iter().any(|t| t.len() > tails.least);
+        let long_text = texts.iter().any(|t| t.len() > tails.whole);
         if long_text || !tails.heads.is_empty() {
             let (in_part, held) = held_in_part(&shell, &texts, &tails);
             if let Some(decided) = self.inner.server_result_in_part(&id, in_part, &held) {

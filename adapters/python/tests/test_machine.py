@@ -141,6 +141,41 @@ def test_a0_a_failed_listing_never_makes_a_tool_unknown() -> None:
     assert machine.take_log_records() == []
 
 
+def test_a0_e8_the_machine_says_when_a_failure_means_the_tool_is_gone() -> None:
+    """E8, R5: the machine, not the middleware, reads fastmcp's ``NotFoundError("Unknown
+    tool: 'x'")`` for the tool called as the server's word that its tools changed: list
+    them, hand them over, and ask again (``test_r5_the_catalog_follows_tools_added_and_removed``
+    drives it through fastmcp)."""
+    machine = _machine(tools=["small", "large"])
+    assert machine.client_request(2, "tools/call", tool="small") is None  # known
+    gone = {"type_name": "NotFoundError", "message": "Unknown tool: 'small'"}
+    assert machine.lists_again_after(2, gone)
+    assert not machine.lists_again_after(2, {**gone, "message": "Unknown tool: 'large'"})
+    assert not machine.lists_again_after(2, {"type_name": "PaneNotFound", "message": "Pane not found: %9"})
+    assert not machine.lists_again_after(2, {"validation": []})
+    assert not machine.lists_again_after(3, gone)  # no such call pending
+    machine.client_request(4, "tools/list", may_send=False)
+    machine.server_response(4, {"tools": [{"name": "large"}]})
+    machine.forget(4)
+    result, error, _ = machine.before_running(2)
+    assert result is None and error["message"] == "Unknown tool: small"
+
+
+def test_b3_e2_a_failure_text_the_core_can_recognise_is_handed_over_whole() -> None:
+    """B3, E2: a framework's failure text longer than the tail a cut needs, but short
+    enough for the core to recognise (``HeldEnds::held_whole_up_to``), is handed over
+    whole: it is converted at any cap (its wrapper goes; logged and counted), not cut
+    from its tail as a text of the tool's own."""
+    text = "Error calling tool 'logs': " + "boom " * 40_000
+    failed = {"content": [{"type": "text", "text": text}], "isError": True}
+    for cap in (1000, 300_000):
+        machine = _machine(cap, tools=["logs"])
+        machine.client_request(2, "tools/call", tool="logs")
+        result, error, _ = machine.server_result(2, failed)
+        assert error is None and result["_meta"]["error_type"] == "InternalError", cap
+        assert machine.error_counts() == {"InternalError:tools/call": 1}
+
+
 def _wire_size(result: dict[str, Any]) -> int:
     return len(json.dumps(result, separators=(",", ":"), ensure_ascii=False).encode())
 

@@ -5,6 +5,7 @@
 use super::cutter::share_of;
 use super::escape;
 use super::{Keep, Limit, PRE_CONTEXT_BYTES};
+use crate::call::MAX_RECOGNIZED_BYTES;
 
 /// The part of a string that is not held: `len` bytes from byte `at` (the held text is
 /// the whole without them).
@@ -54,6 +55,23 @@ impl HeldEnds {
             head: self.head.max(other.head),
             tail: self.tail.max(other.tail),
         }
+    }
+
+    /// The longest string an adapter holds whole rather than by these ends (B3, L13):
+    /// past both ends, and past the first text the core may need whole to recognise a
+    /// failure ([`MAX_RECOGNIZED_BYTES`]: what is not held of a longer text decides
+    /// nothing, as [`shape_tool_call_in_part`](crate::call::shape_tool_call_in_part)
+    /// requires).
+    ///
+    /// ```
+    /// use backstop_core::call::MAX_RECOGNIZED_BYTES;
+    /// use backstop_core::limit::{HeldEnds, Keep};
+    /// assert_eq!(HeldEnds::for_keep(1_000, Keep::Tail).held_whole_up_to(), MAX_RECOGNIZED_BYTES);
+    /// let ends = HeldEnds::for_keep(4_000_000, Keep::Head);
+    /// assert_eq!(ends.held_whole_up_to(), ends.head);
+    /// ```
+    pub fn held_whole_up_to(self) -> usize {
+        self.head.max(self.tail).max(MAX_RECOGNIZED_BYTES)
     }
 }
 

@@ -8,7 +8,6 @@
 
 use std::collections::VecDeque;
 
-use backstop_core::call::MAX_RECOGNIZED_BYTES;
 use backstop_core::limit::{HeldEnds, HeldInPart};
 use backstop_core::{Content, ToolResult};
 use serde_json::Value;
@@ -346,10 +345,10 @@ fn tail_need(ends: HeldEnds) -> usize {
 }
 
 /// The decoded length past which a string is held in part rather than whole: past
-/// what either end holds, and past what the core may need to read whole
-/// ([`MAX_RECOGNIZED_BYTES`]).
+/// what the core holds whole ([`HeldEnds::held_whole_up_to`]) and the tail held, by a
+/// checkpoint's distance.
 pub(super) fn threshold(ends: HeldEnds) -> usize {
-    tail_need(ends).max(ends.head).max(MAX_RECOGNIZED_BYTES) + CHECKPOINT_EVERY
+    tail_need(ends).max(ends.held_whole_up_to()) + CHECKPOINT_EVERY
 }
 
 /// Where a held head of at least `need` decoded bytes can end in a string's raw

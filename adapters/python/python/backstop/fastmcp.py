@@ -257,17 +257,6 @@ def _tool_entries(tools: Iterable[Any]) -> list[dict[str, Any]]:
     return [entry for entry in map(_tool_entry, tools) if entry is not None]
 
 
-def _says_unknown_tool(exc: BaseException | None, name: str) -> bool:
-    """fastmcp's own word that it has no tool ``name`` (``NotFoundError("Unknown tool:
-    'x'")``): its tools changed since they were listed."""
-    return (
-        exc is not None
-        and type(exc).__name__ == "NotFoundError"
-        and str(exc).startswith("Unknown tool:")
-        and name in str(exc)
-    )
-
-
 def _protocol_error(error: dict[str, Any]) -> Exception:
     return _ProtocolError(error["code"], error["message"], error.get("data"))
 
@@ -513,8 +502,8 @@ class _Driver(Middleware):
         """The machine's answer to a call whose tool raised ``exc``; None: raise it."""
         failure = describe(exc, name)
         decided = None
-        if _says_unknown_tool(exc, name):
-            # fastmcp's own word that it has no such tool: its tools changed since they
+        if self._machine.lists_again_after(request, failure):
+            # The server's word that it has no such tool: its tools changed since they
             # were listed. The machine learns them anew and is asked again (E8, R5).
             page = await self._listing(context, name)
             if page is not None:
