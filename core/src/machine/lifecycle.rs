@@ -143,7 +143,10 @@ impl SessionMachine {
             return None;
         };
         let start = !self.listing.in_flight() && !self.listing.failed();
-        start.then(|| self.listing.start(meta))
+        start.then(|| {
+            self.hold.listing_started(now);
+            self.listing.start(meta)
+        })
     }
 
     /// The listing a `tools/call` wanted while the session's handshake was under way
@@ -165,15 +168,15 @@ impl SessionMachine {
     /// machine.client_notification("notifications/initialized", None);
     /// let call = ClientRequest::new(RequestId::Number("1".into()), "1", "tools/call").tool("ech");
     /// assert!(machine.client_request(call, true, Instant::now()).is_none(), "not yet answered");
-    /// assert!(machine.deferred_listing().is_none());
+    /// assert!(machine.deferred_listing(Instant::now()).is_none());
     ///
     /// let answer = serde_json::json!({"protocolVersion": "2025-11-25", "capabilities": {}});
     /// machine.server_response(&init, Response::Result(answer), Instant::now());
-    /// let own = machine.deferred_listing().expect("due now");
+    /// let own = machine.deferred_listing(Instant::now()).expect("due now");
     /// assert_eq!(own.to_json(), r#"{"jsonrpc":"2.0","id":"backstop/tools/list#1","method":"tools/list"}"#);
-    /// assert!(machine.deferred_listing().is_none(), "once");
+    /// assert!(machine.deferred_listing(Instant::now()).is_none(), "once");
     /// ```
-    pub fn deferred_listing(&mut self) -> Option<OwnRequest> {
+    pub fn deferred_listing(&mut self, now: Instant) -> Option<OwnRequest> {
         let Lifecycle {
             answered: true,
             initialized: true,
@@ -185,7 +188,10 @@ impl SessionMachine {
         };
         self.lifecycle.listing_due = false;
         let start = !self.listing.in_flight() && !self.listing.failed();
-        start.then(|| self.listing.start(None))
+        start.then(|| {
+            self.hold.listing_started(now);
+            self.listing.start(None)
+        })
     }
 
     /// A notification of the client: `notifications/cancelled` marks its request
@@ -218,10 +224,9 @@ impl SessionMachine {
         self.listing.in_flight()
     }
 
-    /// A number that changes with each page of backstop's own listing: an adapter with
-    /// a clock stops holding server messages for it when the same number stays too
-    /// long (B1); the listing stays in flight, and its answer is still read.
-    pub fn listing_requests_sent(&self) -> u64 {
+    /// How many pages of its own listing the machine has asked for.
+    #[cfg(test)]
+    pub(crate) fn listing_requests_sent(&self) -> u64 {
         self.listing.requests_sent()
     }
 
@@ -244,13 +249,17 @@ impl SessionMachine {
             None => ListingStep::Stop,
         };
         match step {
-            ListingStep::Next(cursor) => Some(self.listing.next_page(cursor)),
+            ListingStep::Next(cursor) => {
+                self.hold.page_sent(now);
+                Some(self.listing.next_page(cursor))
+            }
             ListingStep::Complete => {
                 self.listing.finish();
+                self.hold.stop();
                 None
             }
             ListingStep::Stop => {
-                self.listing.fail();
+                self.end_listing();
                 None
             }
         }
@@ -259,14 +268,14 @@ impl SessionMachine {
     /// End backstop's own listing: its answer can no longer come (the transport that
     /// carried it failed). No new listing starts until the tool list changes.
     pub fn abandon_listing(&mut self) {
-        self.listing.fail();
+        self.end_listing();
     }
 
     /// The server is gone: every pending request, oldest first, to answer with an
     /// error. Nothing stays pending, and the own listing ends. Each is answered here
     /// ([`answer_here`](Self::answer_here)).
     pub fn drain_pending(&mut self) -> Vec<PendingRequest> {
-        self.listing.fail();
+        self.end_listing();
         let drained = self.pending.drain();
         for request in &drained {
             let id = serde_json::from_str::<Value>(&request.id_json).ok();
@@ -301,6 +310,13 @@ impl SessionMachine {
     pub fn answer_here(&mut self, id: &RequestId) -> Option<PendingRequest> {
         self.answered_here.insert(id.clone());
         self.pending.remove(id)
+    }
+
+    /// backstop's own listing failed or was given up: no new one until the tool list
+    /// changes, and nothing more is held for it.
+    fn end_listing(&mut self) {
+        self.listing.fail();
+        self.hold.stop();
     }
 }
 

@@ -39,6 +39,7 @@ mod answered_here;
 mod early;
 mod event;
 mod lifecycle;
+mod listing_hold;
 mod own_listing;
 mod pending;
 mod shaping;
@@ -50,6 +51,7 @@ use serde_json::Value;
 
 pub use answered_here::{ANSWERED_HERE_KEPT, AnsweredHere};
 pub use event::{Answer, ClientRequest, Response};
+pub use listing_hold::{LISTING_PATIENCE, MAX_HELD_BYTES, MAX_HELD_MESSAGES};
 pub use own_listing::{OWN_LISTING_ID_PREFIX, OwnRequest};
 pub use pending::{DEFAULT_MAX_PENDING, PendingRequest, PendingRequests, RequestId, RequestKind};
 pub use tasks::{MAX_TASKS, TaskTable};
@@ -59,6 +61,7 @@ use crate::limit::Limit;
 use crate::log::{ErrorCounts, LogRecord};
 use crate::session::Session;
 use lifecycle::Lifecycle;
+use listing_hold::ListingHold;
 use own_listing::OwnListing;
 
 /// The most log records kept until [`SessionMachine::take_log_records`] takes them;
@@ -86,6 +89,7 @@ pub struct SessionMachine {
     pending: PendingRequests,
     answered_here: AnsweredHere,
     listing: OwnListing,
+    hold: ListingHold,
     tasks: TaskTable,
     log: VecDeque<LogRecord>,
     counts: ErrorCounts,
@@ -118,6 +122,7 @@ impl SessionMachine {
             pending: PendingRequests::default(),
             answered_here: AnsweredHere::default(),
             listing: OwnListing::default(),
+            hold: ListingHold::default(),
             tasks: TaskTable::default(),
             log: VecDeque::new(),
             counts: ErrorCounts::new(),

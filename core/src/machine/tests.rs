@@ -293,12 +293,18 @@ fn r5_a_call_during_the_handshake_lists_once_the_handshake_is_done() {
     machine.client_request(initialize(), true, now);
     assert!(machine.client_request(call(1, "t"), true, now).is_none());
     respond(&mut machine, 0, answered());
-    assert!(machine.deferred_listing().is_none(), "not initialized yet");
+    assert!(
+        machine.deferred_listing(Instant::now()).is_none(),
+        "not initialized yet"
+    );
     machine.client_notification("notifications/initialized", None);
-    let own = machine.deferred_listing().expect("due");
+    let own = machine.deferred_listing(Instant::now()).expect("due");
     assert_eq!(own.method, "tools/list");
     assert!(machine.listing_in_flight());
-    assert!(machine.deferred_listing().is_none(), "given once");
+    assert!(
+        machine.deferred_listing(Instant::now()).is_none(),
+        "given once"
+    );
 
     // A call that may not send (a transport without own requests) makes none due.
     let mut quiet = SessionMachine::default();
@@ -306,7 +312,7 @@ fn r5_a_call_during_the_handshake_lists_once_the_handshake_is_done() {
     quiet.client_request(call(1, "t"), false, now);
     respond(&mut quiet, 0, answered());
     quiet.client_notification("notifications/initialized", None);
-    assert!(quiet.deferred_listing().is_none());
+    assert!(quiet.deferred_listing(Instant::now()).is_none());
 
     // A call the catalog judges (it knows the tool) makes none due either.
     let mut known = listed(&["t"]);
@@ -314,7 +320,7 @@ fn r5_a_call_during_the_handshake_lists_once_the_handshake_is_done() {
     known.client_request(call(1, "t"), true, now);
     respond(&mut known, 0, answered());
     known.client_notification("notifications/initialized", None);
-    assert!(known.deferred_listing().is_none());
+    assert!(known.deferred_listing(Instant::now()).is_none());
 
     // A new `initialize` forgets the listing the last handshake owed.
     let mut again = SessionMachine::default();
@@ -323,7 +329,7 @@ fn r5_a_call_during_the_handshake_lists_once_the_handshake_is_done() {
     again.client_request(initialize(), true, now);
     respond(&mut again, 0, answered());
     again.client_notification("notifications/initialized", None);
-    assert!(again.deferred_listing().is_none());
+    assert!(again.deferred_listing(Instant::now()).is_none());
 }
 
 #[test]
@@ -342,7 +348,10 @@ fn r5_a_due_listing_waits_for_one_in_flight() {
     machine.client_notification("notifications/initialized", None);
     // Another call lists before the due listing is sent: one listing, not two.
     assert!(machine.client_request(call(2, "u"), true, now).is_some());
-    assert!(machine.deferred_listing().is_none(), "one in flight");
+    assert!(
+        machine.deferred_listing(Instant::now()).is_none(),
+        "one in flight"
+    );
     assert_eq!(machine.listing_requests_sent(), 1);
 }
 
