@@ -50,6 +50,7 @@ pub use own_listing::{OWN_LISTING_ID_PREFIX, OwnRequest};
 pub use pending::{DEFAULT_MAX_PENDING, PendingRequest, PendingRequests, RequestId, RequestKind};
 pub use tasks::{MAX_TASKS, TaskTable};
 
+use crate::arguments::ArgumentShapes;
 use crate::call::{
     Outcome, Shaped, check_arguments, shape_tool_call, shape_tool_call_in_part,
     shape_tool_call_texts,
@@ -101,6 +102,10 @@ pub struct ClientRequest {
     pub tool: Option<String>,
     /// The names in `params.arguments`.
     pub arguments: Vec<String>,
+    /// The shapes of `params.arguments`' values (never the values, V3), for a problem a
+    /// validator reports at `__root__` to be placed where the tool's input schema says
+    /// (V2).
+    pub argument_shapes: Option<ArgumentShapes>,
     /// Whether `params.cursor` is present (a further page of a listing).
     pub cursor: bool,
     /// `params.uri` (a `resources/*` request's).
@@ -127,6 +132,7 @@ impl ClientRequest {
             method: method.into(),
             tool: None,
             arguments: Vec::new(),
+            argument_shapes: None,
             cursor: false,
             uri: None,
             task_id: None,
@@ -145,6 +151,23 @@ impl ClientRequest {
     /// With the names of `params.arguments`.
     pub fn arguments(mut self, names: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.arguments = names.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// With `params.arguments` as their shapes: the names, and what locates a problem
+    /// at `__root__` (see [`ArgumentShapes`]).
+    ///
+    /// ```
+    /// use backstop_core::ArgumentShapes;
+    /// use backstop_core::machine::{ClientRequest, RequestId};
+    /// let arguments = serde_json::json!({"count": "hunter2", "verbose": true});
+    /// let request = ClientRequest::new(RequestId::Number("3".into()), "3", "tools/call")
+    ///     .tool("takes_int").argument_shapes(ArgumentShapes::of(arguments.as_object().unwrap()));
+    /// assert_eq!(request.arguments, ["count", "verbose"]);
+    /// ```
+    pub fn argument_shapes(mut self, shapes: ArgumentShapes) -> Self {
+        self.arguments = shapes.names().map(str::to_owned).collect();
+        self.argument_shapes = Some(shapes);
         self
     }
 
@@ -441,6 +464,7 @@ impl SessionMachine {
             ("tools/call", Some(tool)) => RequestKind::ToolsCall {
                 tool,
                 arguments: request.arguments,
+                argument_shapes: request.argument_shapes,
             },
             // The result of a task a call created (2025-11-25): shaped as that call's
             // would have been (L1, E11).
@@ -448,6 +472,7 @@ impl SessionMachine {
                 RequestKind::ToolsCall {
                     tool,
                     arguments: Vec::new(),
+                    argument_shapes: None,
                 }
             }
             // The state of such a task (2026-07-28): its outcome inside, shaped so.
@@ -611,7 +636,14 @@ impl SessionMachine {
             {
                 Answer::Unchanged // a task's handle: its result comes later (L1)
             }
-            (RequestKind::ToolsCall { tool, arguments }, response) => {
+            (
+                RequestKind::ToolsCall {
+                    tool,
+                    arguments,
+                    argument_shapes,
+                },
+                response,
+            ) => {
                 let outcome = match response {
                     Response::Result(value) => match ToolResult::from_value(value) {
                         Ok(result) => Outcome::Result(result),
@@ -626,6 +658,7 @@ impl SessionMachine {
                 let call = PendingCall {
                     tool,
                     arguments,
+                    argument_shapes,
                     session: request.session,
                 };
                 let shaped = self.shape_call(call, outcome);
@@ -635,6 +668,7 @@ impl SessionMachine {
                 let call = PendingCall {
                     tool,
                     arguments: Vec::new(),
+                    argument_shapes: None,
                     session: request.session,
                 };
                 match self.shape_task_state(task, call) {
@@ -700,6 +734,7 @@ impl SessionMachine {
         Some(PendingCall {
             tool,
             arguments: Vec::new(),
+            argument_shapes: None,
             session: self.handshake.clone().or_request_meta(meta),
         })
     }
@@ -777,6 +812,7 @@ impl SessionMachine {
         let call = PendingCall {
             tool: tool.clone(),
             arguments: Vec::new(),
+            argument_shapes: None,
             session: request.session.clone(),
         };
         let shaped = self.shape_task_state_in_part(state, call, held)?;
@@ -1165,6 +1201,7 @@ impl SessionMachine {
         let context = catalog
             .context(&call.tool)
             .with_arguments(call.arguments)
+            .with_argument_shapes(call.argument_shapes)
             .with_client(call.session.client)
             .with_revision(revision)
             .with_server_stamp(self.server_stamp.clone());
@@ -1276,18 +1313,25 @@ impl SessionMachine {
 struct PendingCall {
     tool: String,
     arguments: Vec<String>,
+    argument_shapes: Option<ArgumentShapes>,
     session: Session,
 }
 
 impl PendingCall {
     /// What `request` was, when it is a `tools/call`.
     fn of(request: &PendingRequest) -> Option<Self> {
-        let RequestKind::ToolsCall { tool, arguments } = &request.kind else {
+        let RequestKind::ToolsCall {
+            tool,
+            arguments,
+            argument_shapes,
+        } = &request.kind
+        else {
             return None;
         };
         Some(Self {
             tool: tool.clone(),
             arguments: arguments.clone(),
+            argument_shapes: argument_shapes.clone(),
             session: request.session.clone(),
         })
     }
