@@ -25,6 +25,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+mod arguments;
 pub mod call;
 pub mod catalog;
 mod error_result;
@@ -48,6 +49,7 @@ pub mod testing;
 mod validation;
 mod wire;
 
+pub use arguments::ArgumentShapes;
 pub use call::{Outcome, Shaped, shape_tool_call};
 pub use catalog::ToolCatalog;
 pub use error_result::{CallContext, error_result, unknown_tool};

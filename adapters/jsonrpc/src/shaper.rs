@@ -35,7 +35,7 @@ use backstop_core::machine::{
     self, Answer, ClientRequest, OwnRequest, Response, SessionMachine, TASK_STATUS,
 };
 use backstop_core::{
-    ErrorCounts, Limit, LogRecord, ProtocolError, Session, ToolCatalog, ToolResult,
+    ArgumentShapes, ErrorCounts, Limit, LogRecord, ProtocolError, Session, ToolCatalog, ToolResult,
 };
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -960,7 +960,9 @@ impl Shaper {
         };
         let mut request = ClientRequest::new(id.into(), id_raw.get(), method);
         request.tool = params.name.map(std::borrow::Cow::into_owned);
-        request.arguments = params.arguments.0;
+        if let Some(arguments) = params.arguments {
+            request = request.argument_shapes(ArgumentShapes::from_json(arguments.get()));
+        }
         request.cursor = params.cursor.is_some();
         request.uri = params.uri.map(std::borrow::Cow::into_owned);
         request.task_id = params.task_id.map(std::borrow::Cow::into_owned);

@@ -5,6 +5,7 @@
 use serde_json::{Map, Value};
 
 use super::pending::RequestId;
+use crate::arguments::ArgumentShapes;
 use crate::failure::Failure;
 use crate::limit::Truncation;
 use crate::protocol_error::ProtocolError;
@@ -32,6 +33,10 @@ pub struct ClientRequest {
     pub tool: Option<String>,
     /// The names in `params.arguments`.
     pub arguments: Vec<String>,
+    /// The shapes of `params.arguments`' values (never the values, V3), for a problem a
+    /// validator reports at `__root__` to be placed where the tool's input schema says
+    /// (V2).
+    pub argument_shapes: Option<ArgumentShapes>,
     /// Whether `params.cursor` is present (a further page of a listing).
     pub cursor: bool,
     /// `params.uri` (a `resources/*` request's).
@@ -58,6 +63,7 @@ impl ClientRequest {
             method: method.into(),
             tool: None,
             arguments: Vec::new(),
+            argument_shapes: None,
             cursor: false,
             uri: None,
             task_id: None,
@@ -76,6 +82,23 @@ impl ClientRequest {
     /// With the names of `params.arguments`.
     pub fn arguments(mut self, names: impl IntoIterator<Item = impl Into<String>>) -> Self {
         self.arguments = names.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// With `params.arguments` as their shapes: the names, and what locates a problem
+    /// at `__root__` (see [`ArgumentShapes`]).
+    ///
+    /// ```
+    /// use backstop_core::ArgumentShapes;
+    /// use backstop_core::machine::{ClientRequest, RequestId};
+    /// let arguments = serde_json::json!({"count": "hunter2", "verbose": true});
+    /// let request = ClientRequest::new(RequestId::Number("3".into()), "3", "tools/call")
+    ///     .tool("takes_int").argument_shapes(ArgumentShapes::of(arguments.as_object().unwrap()));
+    /// assert_eq!(request.arguments, ["count", "verbose"]);
+    /// ```
+    pub fn argument_shapes(mut self, shapes: ArgumentShapes) -> Self {
+        self.arguments = shapes.names().map(str::to_owned).collect();
+        self.argument_shapes = Some(shapes);
         self
     }
 

@@ -77,6 +77,7 @@ impl SessionMachine {
             ("tools/call", Some(tool)) => RequestKind::ToolsCall {
                 tool,
                 arguments: request.arguments,
+                argument_shapes: request.argument_shapes,
             },
             // The result of a task a call created (2025-11-25): shaped as that call's
             // would have been (L1, E11).
@@ -84,6 +85,7 @@ impl SessionMachine {
                 RequestKind::ToolsCall {
                     tool,
                     arguments: Vec::new(),
+                    argument_shapes: None,
                 }
             }
             // The state of such a task (2026-07-28): its outcome inside, shaped so.

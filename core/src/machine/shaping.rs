@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use super::pending::{PendingRequest, RequestId, RequestKind};
 use super::{Answer, MAX_LOG_RECORDS, Response, SessionMachine};
+use crate::arguments::ArgumentShapes;
 use crate::call::{
     Outcome, Shaped, check_arguments, shape_tool_call, shape_tool_call_in_part,
     shape_tool_call_texts,
@@ -48,7 +49,14 @@ impl SessionMachine {
             {
                 Answer::Unchanged // a task's handle: its result comes later (L1)
             }
-            (RequestKind::ToolsCall { tool, arguments }, response) => {
+            (
+                RequestKind::ToolsCall {
+                    tool,
+                    arguments,
+                    argument_shapes,
+                },
+                response,
+            ) => {
                 let outcome = match response {
                     Response::Result(value) => match ToolResult::from_value(value) {
                         Ok(result) => Outcome::Result(result),
@@ -63,6 +71,7 @@ impl SessionMachine {
                 let call = PendingCall {
                     tool,
                     arguments,
+                    argument_shapes,
                     session: request.session,
                 };
                 let shaped = self.shape_call(call, outcome);
@@ -72,6 +81,7 @@ impl SessionMachine {
                 let call = PendingCall {
                     tool,
                     arguments: Vec::new(),
+                    argument_shapes: None,
                     session: request.session,
                 };
                 match self.shape_task_state(task, call) {
@@ -137,6 +147,7 @@ impl SessionMachine {
         Some(PendingCall {
             tool,
             arguments: Vec::new(),
+            argument_shapes: None,
             session: self.handshake.clone().or_request_meta(meta),
         })
     }
@@ -214,6 +225,7 @@ impl SessionMachine {
         let call = PendingCall {
             tool: tool.clone(),
             arguments: Vec::new(),
+            argument_shapes: None,
             session: request.session.clone(),
         };
         let shaped = self.shape_task_state_in_part(state, call, held)?;
@@ -348,6 +360,7 @@ impl SessionMachine {
         let context = catalog
             .context(&call.tool)
             .with_arguments(call.arguments)
+            .with_argument_shapes(call.argument_shapes)
             .with_client(call.session.client)
             .with_revision(revision)
             .with_server_stamp(self.server_stamp.clone());
@@ -459,18 +472,25 @@ impl SessionMachine {
 struct PendingCall {
     tool: String,
     arguments: Vec<String>,
+    argument_shapes: Option<ArgumentShapes>,
     session: Session,
 }
 
 impl PendingCall {
     /// What `request` was, when it is a `tools/call`.
     fn of(request: &PendingRequest) -> Option<Self> {
-        let RequestKind::ToolsCall { tool, arguments } = &request.kind else {
+        let RequestKind::ToolsCall {
+            tool,
+            arguments,
+            argument_shapes,
+        } = &request.kind
+        else {
             return None;
         };
         Some(Self {
             tool: tool.clone(),
             arguments: arguments.clone(),
+            argument_shapes: argument_shapes.clone(),
             session: request.session.clone(),
         })
     }
