@@ -152,7 +152,8 @@ pub struct ToolCatalog {
 /// What a `tools/list` entry says of one tool's arguments and output.
 #[derive(Debug, Clone, Default, PartialEq)]
 struct Schemas {
-    input: Value,
+    /// Shared with the call contexts made from it.
+    input: Arc<Value>,
     output: Option<Value>,
 }
 
@@ -291,7 +292,7 @@ impl ToolCatalog {
         for tool in tools.into_iter().flatten() {
             if let Some(name) = tool.get("name").and_then(Value::as_str) {
                 let schemas = Schemas {
-                    input: tool.get("inputSchema").cloned().unwrap_or(Value::Null),
+                    input: Arc::new(tool.get("inputSchema").cloned().unwrap_or(Value::Null)),
                     output: tool.get("outputSchema").filter(|s| s.is_object()).cloned(),
                 };
                 Arc::make_mut(&mut self.tools).insert(name.to_owned(), schemas);
@@ -308,7 +309,7 @@ impl ToolCatalog {
     /// ```
     pub fn insert(&mut self, name: impl Into<String>, input_schema: &Value) {
         let schemas = Schemas {
-            input: input_schema.clone(),
+            input: Arc::new(input_schema.clone()),
             output: None,
         };
         Arc::make_mut(&mut self.tools).insert(name.into(), schemas);
@@ -399,7 +400,7 @@ impl ToolCatalog {
 
     /// The input schema of a tool, when known.
     pub fn input_schema(&self, name: &str) -> Option<&Value> {
-        self.tools.get(name).map(|s| &s.input)
+        self.tools.get(name).map(|s| &*s.input)
     }
 
     /// The output schema a tool advertises, when known (L15).
@@ -422,8 +423,8 @@ impl ToolCatalog {
         let call = CallContext::new(tool);
         // A schema that is no object names no parameters: `with_input_schema` leaves
         // them unknown.
-        match self.input_schema(tool) {
-            Some(schema) => call.with_input_schema(schema),
+        match self.tools.get(tool) {
+            Some(schemas) => call.with_shared_input_schema(Arc::clone(&schemas.input)),
             None => call,
         }
     }

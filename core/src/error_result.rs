@@ -3,8 +3,10 @@
 //! [`error_result`] turns a [`Failure`] of a *known* tool into an `isError` result: the
 //! message as written, the suggestion on its own line, `_meta` with `error_type`,
 //! `expected` and `suggestion`. For argument-validation failures it renders the V2 text,
-//! completes the problem list from what the call gave and what the tool takes (V4), and
-//! synthesizes the suggestion naming every unrecognised argument (V4, V5).
+//! places a problem the validator reported at `__root__` where the tool's input schema
+//! and the arguments' shapes say it lies ([`ArgumentShapes`], V2), completes the problem
+//! list from what the call gave and what the tool takes (V4), and synthesizes the
+//! suggestion naming every unrecognised argument (V4, V5).
 //!
 //! A tool that does not exist is not a failure of a known tool: [`unknown_tool`] makes
 //! the protocol error E8 requires.
@@ -17,9 +19,11 @@
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
+use crate::arguments::{ArgumentShapes, locate_root_problems};
 use crate::failure::{Failure, VALIDATION_ERROR};
 use crate::protocol_error::{ProtocolError, code};
 use crate::result::{Content, ToolResult};
@@ -31,9 +35,11 @@ use crate::validation::{Problem, ProblemKind, render_problems};
 pub const WAIT_FOR_PREVIOUS: &str = "wait_for_previous";
 
 /// What is known of the call that failed: the tool, the argument names it gave, and —
-/// when known — the names the tool takes and requires, and the client (R2).
+/// when known — the names the tool takes and requires, its input schema, the shapes of
+/// the values given, and the client (R2).
 ///
-/// Only argument *names* are kept, never values (V3).
+/// Only argument *names* are kept, never values (V3): of a value, only its
+/// [`ArgumentShapes`].
 ///
 /// ```
 /// use backstop_core::{CallContext, ClientInfo};
@@ -54,6 +60,12 @@ pub struct CallContext {
     pub parameters: Option<Vec<String>>,
     /// The names of the tool's required parameters, when known.
     pub required: Option<Vec<String>>,
+    /// The tool's input schema, when known: with the
+    /// [`argument_shapes`](Self::argument_shapes), it says where a problem a validator
+    /// reported at `__root__` lies (V2).
+    pub input_schema: Option<Arc<Value>>,
+    /// The shapes of the argument values given, when known (see [`ArgumentShapes`]).
+    pub argument_shapes: Option<ArgumentShapes>,
     /// The client's identity, when known (R2).
     pub client: Option<ClientInfo>,
     /// The revision of the call's request, when known (R3): a result built for a
@@ -124,6 +136,21 @@ impl CallContext {
         S: Into<String>,
     {
         self.required = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Set the shapes of the argument values given (or `None`: unknown), for a problem
+    /// a validator reported at `__root__` to be placed where the input schema says
+    /// (V2). Give the names with [`with_arguments`](Self::with_arguments) too.
+    ///
+    /// ```
+    /// use backstop_core::{ArgumentShapes, CallContext};
+    /// let arguments = serde_json::json!({"count": "hunter2"});
+    /// let call = CallContext::new("t").with_argument_shapes(ArgumentShapes::of(arguments.as_object().unwrap()));
+    /// assert!(call.argument_shapes.is_some());
+    /// ```
+    pub fn with_argument_shapes(mut self, shapes: impl Into<Option<ArgumentShapes>>) -> Self {
+        self.argument_shapes = shapes.into();
         self
     }
 
@@ -200,7 +227,8 @@ impl CallContext {
         added
     }
 
-    /// Take the parameter and required names from the tool's `inputSchema`.
+    /// Take the parameter and required names from the tool's `inputSchema`, and keep
+    /// the schema (see [`input_schema`](Self::input_schema)).
     ///
     /// The parameters are the keys of `properties`. They are left unknown when the
     /// schema has no `properties` object, or admits other names: `additionalProperties`
@@ -217,7 +245,19 @@ impl CallContext {
     /// assert_eq!(call.parameters.unwrap(), ["count"]);
     /// assert_eq!(call.required.unwrap(), ["count"]);
     /// ```
-    pub fn with_input_schema(mut self, schema: &Value) -> Self {
+    pub fn with_input_schema(self, schema: &Value) -> Self {
+        self.with_shared_input_schema(Arc::new(schema.clone()))
+    }
+
+    /// [`with_input_schema`](Self::with_input_schema) with a schema shared with the
+    /// catalog (not copied per call).
+    pub(crate) fn with_shared_input_schema(mut self, schema: Arc<Value>) -> Self {
+        self.take_names_from(&schema);
+        self.input_schema = Some(schema);
+        self
+    }
+
+    fn take_names_from(&mut self, schema: &Value) {
         let open = schema
             .get("additionalProperties")
             .is_some_and(|a| a != &Value::Bool(false))
@@ -238,7 +278,6 @@ impl CallContext {
                     .map(str::to_owned)
                     .collect()
             });
-        self
     }
 }
 
@@ -272,7 +311,8 @@ pub(crate) fn explain(failure: &Failure, call: &CallContext) -> Explained {
         };
     }
 
-    let own = failure.problems();
+    // V2: a problem the validator reported at `__root__`, placed where the schema says.
+    let own = locate_root_problems(failure.problems(), call);
     let unexpected_listed: HashSet<&str> = own
         .iter()
         .filter_map(|p| named(p, &ProblemKind::UnexpectedArgument))
@@ -307,9 +347,9 @@ pub(crate) fn explain(failure: &Failure, call: &CallContext) -> Explained {
         }
     }
 
-    let mut problems = own.to_vec();
-    // serde does not say which argument had the wrong type; with one argument given,
-    // it can only be that one.
+    let mut problems = own.clone();
+    // serde does not say which argument had the wrong type; where the schema did not
+    // say either, with one argument given, it can only be that one.
     if let [only] = call.arguments.as_slice() {
         for problem in &mut problems {
             if problem.location.is_empty()
@@ -398,7 +438,11 @@ fn synthesize_suggestion(
 ///   and `suggestion` exactly when there is one (E5) — an own `suggestion` key is
 ///   removed when there is none. E3–E5 win on a clash.
 /// - A validation failure is expected, with `error_type` `ValidationError`, whatever
-///   its builder said (V1). With the tool's parameters known, every argument name
+///   its builder said (V1). A problem at `__root__` is placed at the properties the
+///   [input schema](CallContext::input_schema) and the
+///   [argument shapes](CallContext::argument_shapes) say (V2), one problem each, or
+///   at the `required` names not given for a missing argument. With the tool's
+///   parameters known, every argument name
 ///   given that is not one of them is listed as an unexpected argument (serde stops at
 ///   the first), and with the required names known, every absent one as missing (V4).
 ///   The synthesized suggestion names every unrecognised argument, with

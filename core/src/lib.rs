@@ -26,6 +26,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+mod arguments;
 pub mod call;
 pub mod catalog;
 mod error_result;
@@ -50,6 +51,7 @@ pub mod testing;
 mod validation;
 mod wire;
 
+pub use arguments::ArgumentShapes;
 pub use call::{Outcome, Shaped, shape_tool_call};
 pub use catalog::ToolCatalog;
 pub use error_result::{CallContext, error_result, unknown_tool};

@@ -177,7 +177,9 @@ impl Problem {
 
     /// The problem a serde deserialization message describes, as rmcp surfaces it —
     /// without the rejected value (V3). Messages that do not name the argument (invalid
-    /// type, value or length; unknown variant) are placed at `__root__`; use
+    /// type, value or length; unknown variant) are placed at `__root__`: a call whose
+    /// input schema and [`ArgumentShapes`](crate::ArgumentShapes) are known places it
+    /// when the failure is converted; use
     /// [`from_serde_message_at`](Self::from_serde_message_at) when the location is
     /// known some other way.
     ///
@@ -216,10 +218,10 @@ impl Problem {
     }
 
     /// [`from_serde_message`](Self::from_serde_message), with the location to use for
-    /// messages that do not name the argument themselves (an adapter that knows which
-    /// argument failed — from a path-tracking deserializer, or by checking the
-    /// arguments' JSON types against the schema — passes it here). Messages that name
-    /// a field (missing, unknown, duplicate) keep that name as their location.
+    /// messages that do not name the argument themselves (a caller that knows which
+    /// argument failed, from a path-tracking deserializer, passes it here; the schema's
+    /// word is the core's, from [`ArgumentShapes`](crate::ArgumentShapes)). Messages
+    /// that name a field (missing, unknown, duplicate) keep that name as their location.
     ///
     /// ```
     /// use backstop_core::Problem;

@@ -9,8 +9,8 @@
 //! defect 5; not-found outside tools as `-32603`, P1 / defects 4 and 6).
 
 use backstop_core::{
-    CallContext, ClientInfo, Failure, Family, Problem, ProtocolError, Revision, Session,
-    error_result, unknown_tool,
+    ArgumentShapes, CallContext, ClientInfo, Failure, Family, Problem, ProtocolError, Revision,
+    Session, error_result, unknown_tool,
 };
 use insta::assert_snapshot;
 use serde::Deserialize;
@@ -198,7 +198,7 @@ fn takes_int_given_a_string() {
         located.content[0].as_text().unwrap(),
         "1 validation error for takes_int\ncount\n  Input should be a valid integer [type=invalid_type]"
     );
-    // … with more, it is the whole argument set.
+    // … with more, and nothing known of their values, it is the whole argument set …
     let two = json!({"count": "not-an-int", "label": "x"});
     let at_root = error_result(
         &takes_int_failure(&arguments, &[]),
@@ -208,6 +208,36 @@ fn takes_int_given_a_string() {
         at_root.content[0].as_text().unwrap().starts_with(
             "2 validation errors for takes_int\n__root__\n  Input should be a valid integer [type=invalid_type]"
         )
+    );
+}
+
+#[test]
+fn takes_int_given_a_string_and_another_argument() {
+    // V2: serde's message names no field, and two arguments were given (the rmcp
+    // demo's first screen); the input schema and the arguments' shapes say it is
+    // `count`. V3: neither value is anywhere.
+    let arguments = json!({"count": "hunter2", "verbose": true});
+    let schema = json!({"type": "object", "properties": {"count": {"type": "integer"}},
+        "required": ["count"]});
+    let shapes = ArgumentShapes::of(arguments.as_object().unwrap());
+    let call = CallContext::new("takes_int")
+        .with_input_schema(&schema)
+        .with_arguments(shapes.names())
+        .with_argument_shapes(shapes)
+        .with_client(probe_client());
+    let result = error_result(&takes_int_failure(&arguments, &[]), &call);
+    let wire = serde_json::to_string(&result).unwrap();
+    assert_snapshot!("takes_int_given_a_string_and_another_argument", wire);
+    assert!(
+        !wire.contains("hunter2") && !wire.contains("__root__"),
+        "{wire}"
+    );
+    assert_eq!(
+        result.content[0].as_text().unwrap(),
+        "2 validation errors for takes_int\n\
+         count\n  Input should be a valid integer [type=invalid_type]\n\
+         verbose\n  Unexpected keyword argument [type=unexpected_keyword_argument]\n\
+         Remove or correct the unrecognized argument(s): verbose."
     );
 }
 

@@ -6,7 +6,8 @@
 use backstop_core::call::{Outcome, ToolCatalog, shape_tool_call};
 use backstop_core::request_error::shape_request_error;
 use backstop_core::{
-    ClientInfo, Failure, Family, Keep, Limit, ProtocolError, Revision, Session, ToolResult,
+    ArgumentShapes, ClientInfo, Failure, Family, Keep, Limit, ProtocolError, Revision, Session,
+    ToolResult,
 };
 use backstop_jsonrpc::{Forward, Shaper};
 use rmcp::model::{
@@ -142,6 +143,7 @@ fn through_core(v: &Vector) -> String {
     let call = catalog
         .context(&v.call)
         .with_arguments(v.arguments.keys().cloned())
+        .with_argument_shapes(ArgumentShapes::of(&v.arguments))
         .with_client(v.client.clone())
         .with_revision(v.revision);
     let outcome = match &v.outcome {

@@ -39,11 +39,12 @@ use std::io::{self, BufWriter, Read, Write};
 use std::os::unix::process::ExitStatusExt;
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Sender};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
 use backstop_core::ProtocolError;
+use backstop_core::machine::LISTING_PATIENCE;
 use backstop_core::protocol_error::code;
 use nix::sys::signal::Signal;
 use serde_json::json;
@@ -169,14 +170,6 @@ fn how_it_exited(status: ExitStatus) -> (String, serde_json::Value) {
     }
 }
 
-/// How long server messages are held for the shaper's own `tools/list` (see
-/// [`Shaper::queued_for_listing`]) before they are sent on without its catalog.
-///
-/// ```
-/// assert_eq!(backstop::proxy::LISTING_PATIENCE.as_secs(), 5);
-/// ```
-pub const LISTING_PATIENCE: Duration = Duration::from_secs(5);
-
 /// What the proxy writes to the client: its stdout, shared by the server's pump and
 /// the listing watchdog.
 type ClientOutput = Arc<Mutex<BufWriter<io::Stdout>>>;
@@ -214,7 +207,13 @@ pub fn run(server: &ServerCommand, shaper: Shaper, log_failures: bool) -> io::Re
     let own_requests = spawn_request_writer(to_server);
 
     let out: ClientOutput = Arc::new(Mutex::new(BufWriter::with_capacity(64 << 10, io::stdout())));
-    spawn_listing_watchdog(Arc::clone(&shaper), Arc::clone(&out), log_failures);
+    let wake = Arc::new(Condvar::new());
+    spawn_listing_watchdog(
+        Arc::clone(&shaper),
+        Arc::clone(&wake),
+        Arc::clone(&out),
+        log_failures,
+    );
     let mut sink = ClientSink {
         out: &out,
         held: HeldInBackground::new(),
@@ -234,6 +233,9 @@ pub fn run(server: &ServerCommand, shaper: Shaper, log_failures: bool) -> io::Re
         let records = {
             let mut shaper = lock(&shaper);
             stream.push(&mut shaper, &buffer[..read], &mut sink);
+            if shaper.poll_timeout().is_some() {
+                wake.notify_one();
+            }
             shaper.take_log_records()
         };
         if log_failures {
@@ -425,37 +427,46 @@ fn spawn_request_writer(to_server: ServerInput) -> Sender<Vec<u8>> {
     sender
 }
 
-/// A thread that releases the messages queued for the shaper's own listing when the
-/// same request of it has gone unanswered for [`LISTING_PATIENCE`]. It writes them
-/// while it holds the shaper, so nothing the server sent later can overtake them.
-fn spawn_listing_watchdog(shaper: Arc<Mutex<Shaper>>, out: ClientOutput, log_failures: bool) {
+/// A thread that sleeps until the shaper's next timeout ([`Shaper::poll_timeout`]: the
+/// end of its patience for its own listing while server messages wait for it) and then
+/// hands it the time ([`Shaper::handle_timeout`]), writing what it releases. It writes
+/// while it holds the shaper, so nothing the server sent later can overtake them;
+/// `wake` tells it that a timeout may have been set.
+fn spawn_listing_watchdog(
+    shaper: Arc<Mutex<Shaper>>,
+    wake: Arc<Condvar>,
+    out: ClientOutput,
+    log_failures: bool,
+) {
     thread::spawn(move || {
-        let mut waiting: Option<(u64, Instant)> = None;
+        let mut guard = lock(&shaper);
         loop {
-            thread::sleep(LISTING_PATIENCE / 10);
-            let mut shaper = lock(&shaper);
-            waiting = match (shaper.queued_for_listing(), waiting) {
-                (None, _) => None,
-                (Some(request), Some((since, at))) if since == request => {
-                    if at.elapsed() < LISTING_PATIENCE {
-                        continue;
+            let now = Instant::now();
+            guard = match guard.poll_timeout() {
+                None => wake.wait(guard).unwrap_or_else(PoisonError::into_inner),
+                Some(deadline) if deadline > now => {
+                    match wake.wait_timeout(guard, deadline - now) {
+                        Ok((guard, _)) => guard,
+                        Err(poisoned) => poisoned.into_inner().0,
                     }
-                    tracing::warn!(
-                        after_s = LISTING_PATIENCE.as_secs(),
-                        "the server did not answer backstop's own tools/list: given up"
-                    );
-                    let released = shaper.give_up_listing();
-                    if log_failures {
-                        shaper.take_log_records().iter().for_each(log_failure);
-                    }
-                    let mut out = lock(&out);
-                    let _ = released
-                        .iter()
-                        .try_for_each(|message| write_line(&mut *out, message))
-                        .and_then(|()| out.flush());
-                    None
                 }
-                (Some(request), _) => Some((request, Instant::now())),
+                Some(_) => {
+                    if let Some(released) = guard.handle_timeout(now) {
+                        tracing::warn!(
+                            after_s = LISTING_PATIENCE.as_secs(),
+                            "the server did not answer backstop's own tools/list: given up"
+                        );
+                        if log_failures {
+                            guard.take_log_records().iter().for_each(log_failure);
+                        }
+                        let mut out = lock(&out);
+                        let _ = released
+                            .iter()
+                            .try_for_each(|message| write_line(&mut *out, message))
+                            .and_then(|()| out.flush());
+                    }
+                    guard
+                }
             };
         }
     });

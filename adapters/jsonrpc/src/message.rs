@@ -177,7 +177,7 @@ impl<'a> Envelope<'a> {
     /// let line = br#"{"id":1,"method":"tools/call","params":{"name":"t","arguments":{"b":1,"a":[2]}}}"#;
     /// let params = Envelope::parse(line).unwrap().params();
     /// assert_eq!(params.name.as_deref(), Some("t"));
-    /// assert_eq!(params.arguments.0, ["b", "a"]);
+    /// assert_eq!(params.arguments.unwrap().get(), r#"{"b":1,"a":[2]}"#);
     /// ```
     pub fn params(&self) -> Params<'a> {
         self.params
@@ -398,15 +398,16 @@ fn escaped_unit(bytes: &[u8]) -> Option<u32> {
 }
 
 /// The `params` members the shaper reads. Unknown members are skipped without being
-/// built; argument *values* are never read (only their names).
+/// built; the arguments are left as raw JSON, which the core reads into their names
+/// and shapes, never keeping a value (`backstop_core::ArgumentShapes`, V3).
 #[derive(Debug, Default, Deserialize)]
 pub struct Params<'a> {
     /// `name` (tools/call).
     #[serde(borrow, default)]
     pub name: Option<Cow<'a, str>>,
-    /// The names of `arguments` (tools/call), in the order given.
-    #[serde(default)]
-    pub arguments: ArgumentNames,
+    /// `arguments` (tools/call), as raw JSON.
+    #[serde(borrow, default)]
+    pub arguments: Option<&'a RawValue>,
     /// `uri` (resources/*).
     #[serde(borrow, default)]
     pub uri: Option<Cow<'a, str>>,
@@ -422,64 +423,6 @@ pub struct Params<'a> {
     /// `_meta`.
     #[serde(rename = "_meta", default)]
     pub meta: Option<Map<String, Value>>,
-}
-
-/// The member names of a JSON object, in order, its values skipped unread; empty for
-/// anything that is not an object.
-///
-/// ```
-/// let names: backstop_jsonrpc::message::ArgumentNames = serde_json::from_str(r#"{"x":1,"a":{}}"#).unwrap();
-/// assert_eq!(names.0, ["x", "a"]);
-/// let none: backstop_jsonrpc::message::ArgumentNames = serde_json::from_str("[1]").unwrap();
-/// assert!(none.0.is_empty());
-/// ```
-#[derive(Debug, Default, Clone, PartialEq, Eq)]
-pub struct ArgumentNames(pub Vec<String>);
-
-impl<'de> Deserialize<'de> for ArgumentNames {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Names;
-        impl<'de> Visitor<'de> for Names {
-            type Value = ArgumentNames;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("any JSON value")
-            }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ArgumentNames, A::Error> {
-                let mut names = Vec::new();
-                while let Some(name) = map.next_key::<Cow<'de, str>>()? {
-                    map.next_value::<IgnoredAny>()?;
-                    names.push(name.into_owned());
-                }
-                Ok(ArgumentNames(names))
-            }
-            fn visit_seq<A: de::SeqAccess<'de>>(
-                self,
-                mut seq: A,
-            ) -> Result<ArgumentNames, A::Error> {
-                while seq.next_element::<IgnoredAny>()?.is_some() {}
-                Ok(ArgumentNames::default())
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<ArgumentNames, E> {
-                Ok(ArgumentNames::default())
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<ArgumentNames, E> {
-                Ok(ArgumentNames::default())
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<ArgumentNames, E> {
-                Ok(ArgumentNames::default())
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<ArgumentNames, E> {
-                Ok(ArgumentNames::default())
-            }
-            fn visit_str<E>(self, _: &str) -> Result<ArgumentNames, E> {
-                Ok(ArgumentNames::default())
-            }
-            fn visit_unit<E>(self) -> Result<ArgumentNames, E> {
-                Ok(ArgumentNames::default())
-            }
-        }
-        deserializer.deserialize_any(Names)
-    }
 }
 
 /// A response with `result`, the id written as the request's raw JSON.

@@ -26,6 +26,7 @@
 //! handshake, with the request's 2026-07-28 `_meta`), so that E8 holds from the first
 //! call. `notifications/tools/list_changed` makes the next call list again.
 
+use std::collections::VecDeque;
 use std::time::Instant;
 
 use backstop_core::limit::HeldEnds;
@@ -34,12 +35,11 @@ use backstop_core::machine::{
     self, Answer, ClientRequest, OwnRequest, Response, SessionMachine, TASK_STATUS,
 };
 use backstop_core::{
-    ErrorCounts, Limit, LogRecord, ProtocolError, Session, ToolCatalog, ToolResult,
+    ArgumentShapes, ErrorCounts, Limit, LogRecord, ProtocolError, Session, ToolCatalog, ToolResult,
 };
 use serde_json::Value;
 use serde_json::value::RawValue;
 
-use crate::listing::WaitingForListing;
 use crate::message::{
     Envelope, RequestId, ResultMembers, batch_elements, error_response, notification,
     result_response, value_from_raw,
@@ -189,7 +189,6 @@ pub use backstop_core::protocol_error::code::REQUEST_CANCELLED;
 #[derive(Debug, Clone)]
 pub struct Shaper {
     machine: SessionMachine,
-    waiting: WaitingForListing,
 }
 
 /// Finds `list_changed` ([`Shaper::cannot_change`]): built once, not for every message.
@@ -213,7 +212,6 @@ impl Shaper {
     pub fn new(limit: Limit) -> Self {
         Self {
             machine: SessionMachine::new(limit),
-            waiting: WaitingForListing::default(),
         }
     }
 
@@ -390,15 +388,14 @@ impl Shaper {
     /// The listing a call wanted during the handshake, if it is due now (held for as
     /// any listing is).
     fn deferred_listing(&mut self) -> Option<Vec<u8>> {
-        let own = self.machine.deferred_listing()?;
-        self.waiting.start();
+        let own = self.machine.deferred_listing(Instant::now())?;
         Some(own.to_json().into_bytes())
     }
 
     /// [`route_server_message`](Self::route_server_message) without the deferred
     /// listing.
     fn route_server_element(&mut self, bytes: &[u8]) -> Route {
-        if !self.machine.listing_in_flight() && self.waiting.is_empty() {
+        if !self.machine.listing_in_flight() && !self.machine.holds_server_messages() {
             return self.server_route(bytes);
         }
         if let Some(envelope) = Envelope::parse(bytes)
@@ -408,10 +405,10 @@ impl Shaper {
         {
             return self.listing_answer(envelope.result, envelope.error.is_some());
         }
-        if self.waiting.is_empty() && !self.awaits_catalog(bytes) {
+        if !self.machine.holds_server_messages() && !self.awaits_catalog(bytes) {
             return self.server_route(bytes);
         }
-        if self.machine.listing_in_flight() && self.waiting.hold(bytes.to_vec()) {
+        if self.machine.hold_server_message(bytes.to_vec()).is_ok() {
             return Route::default();
         }
         // A bound was passed: what is held goes first, then this message.
@@ -420,34 +417,33 @@ impl Shaper {
         route
     }
 
-    /// Which request of the shaper's own listing server messages are held for (a
-    /// number that changes with each page); `None` when nothing is held. A transport
-    /// with a clock calls [`give_up_listing`](Self::give_up_listing) when the same
-    /// number stays too long: a server that never answers must not hold the client's
-    /// answers forever (B1).
+    /// When the shaper next needs [`handle_timeout`](Self::handle_timeout): the end of
+    /// the patience for its own listing while server messages are held for it
+    /// ([`LISTING_PATIENCE`](backstop_core::machine::LISTING_PATIENCE)); `None` when
+    /// nothing waits. A transport with a clock sleeps until then.
     ///
     /// ```
-    /// assert_eq!(backstop_jsonrpc::Shaper::default().queued_for_listing(), None);
+    /// assert_eq!(backstop_jsonrpc::Shaper::default().poll_timeout(), None);
     /// ```
-    pub fn queued_for_listing(&self) -> Option<u64> {
-        (!self.waiting.is_empty() && self.machine.listing_in_flight())
-            .then(|| self.machine.listing_requests_sent())
+    pub fn poll_timeout(&self) -> Option<Instant> {
+        self.machine.poll_timeout()
     }
 
-    /// Stop waiting for the shaper's own listing: the held messages, decided without
-    /// its catalog, oldest first, for the client. No new listing starts until the
-    /// tool list changes; the listing's answer, if it still comes, is read and not
-    /// forwarded.
+    /// The time is `now`: past [`poll_timeout`](Self::poll_timeout), the shaper stops
+    /// waiting for its own listing (a server that never answers must not hold the
+    /// client's answers forever, B1) and returns the held messages, decided without its
+    /// catalog, oldest first, for the client; `None` when nothing was given up. No new
+    /// listing starts until the tool list changes; the listing's answer, if it still
+    /// comes, is read and not forwarded.
     ///
     /// ```
-    /// let mut shaper = backstop_jsonrpc::Shaper::default();
-    /// assert!(shaper.give_up_listing().is_empty());
+    /// use std::time::Instant;
+    /// assert_eq!(backstop_jsonrpc::Shaper::default().handle_timeout(Instant::now()), None);
     /// ```
-    pub fn give_up_listing(&mut self) -> Vec<Vec<u8>> {
-        // The listing stays in flight (its answer is still read, and no other starts
-        // while it is); only the holding stops.
-        self.waiting.stop();
-        self.release_queued().to_client
+    pub fn handle_timeout(&mut self, now: Instant) -> Option<Vec<Vec<u8>>> {
+        self.machine.handle_timeout(now);
+        let released = self.machine.take_released_messages();
+        (!released.is_empty()).then(|| self.shape_released(released))
     }
 
     /// The answer to a page of the shaper's own listing: learn it, ask for the next
@@ -465,10 +461,7 @@ impl Shaper {
                 to_server: vec![next.to_json().into_bytes()],
                 ..Route::default()
             },
-            None => {
-                self.waiting.stop();
-                self.release_queued()
-            }
+            None => self.release_queued(),
         }
     }
 
@@ -490,18 +483,22 @@ impl Shaper {
     /// Release the held messages, oldest first, each shaped as it would have been had
     /// it come now (with what the listing learnt, or without a catalog).
     fn release_queued(&mut self) -> Route {
-        let held = self.waiting.take();
-        let to_client = held
-            .into_iter()
+        let held = self.machine.take_held_messages();
+        Route {
+            to_client: self.shape_released(held),
+            ..Route::default()
+        }
+    }
+
+    /// The messages held for the listing, each shaped as it would have been had it
+    /// come now.
+    fn shape_released(&mut self, held: VecDeque<Vec<u8>>) -> Vec<Vec<u8>> {
+        held.into_iter()
             .filter_map(|message| match self.server_route(&message).forward? {
                 Forward::Unchanged => Some(message),
                 Forward::Rewritten(bytes) => Some(bytes),
             })
-            .collect();
-        Route {
-            to_client,
-            ..Route::default()
-        }
+            .collect()
     }
 
     /// Hand the requests and notifications of a client message to the machine; the
@@ -614,7 +611,7 @@ impl Shaper {
     /// that name, so a message with one is read.
     fn cannot_change(&self, bytes: &[u8]) -> bool {
         !self.machine.reads_server_messages()
-            && self.waiting.is_empty()
+            && !self.machine.holds_server_messages()
             && LIST_CHANGED.find(bytes).is_none()
             && crate::message::UNIT_ESCAPE.find(bytes).is_none()
     }
@@ -672,7 +669,6 @@ impl Shaper {
     /// ```
     pub fn answer_pending(&mut self, error: &ProtocolError) -> Vec<Vec<u8>> {
         self.machine.abandon_listing();
-        self.waiting.stop();
         let mut lines = self.release_queued().to_client;
         lines.extend(
             self.machine
@@ -729,7 +725,7 @@ impl Shaper {
     /// End the shaper's own listing for a transport on which its answer can no longer
     /// come (the request that carried it failed, or timed out and was dropped): the
     /// held messages, decided without its catalog, oldest first, for the client. Unlike
-    /// [`give_up_listing`](Self::give_up_listing), nothing is left in flight, so
+    /// [`handle_timeout`](Self::handle_timeout), nothing is left in flight, so
     /// messages are no longer read whole for the listing's sake (B3), and a change of
     /// the tool list lets a new listing start.
     ///
@@ -747,7 +743,6 @@ impl Shaper {
     /// ```
     pub fn abandon_listing(&mut self) -> Vec<Vec<u8>> {
         self.machine.abandon_listing();
-        self.waiting.stop();
         self.release_queued().to_client
     }
 
@@ -767,7 +762,7 @@ impl Shaper {
     /// assert!(!shaper.passes_early(None, None, true), "a result, its id not known yet");
     /// ```
     pub fn passes_early(&mut self, id: Option<&[u8]>, method: Option<&[u8]>, result: bool) -> bool {
-        if !self.waiting.is_empty() {
+        if self.machine.holds_server_messages() {
             return false; // its order is the listing's to keep
         }
         if let Some(method) = method {
@@ -826,7 +821,7 @@ impl Shaper {
             let unchanged = Route::forward(Forward::Unchanged);
             return LongDecision::Route(self.after_waiting(unchanged));
         }
-        let listing = self.machine.listing_in_flight() || !self.waiting.is_empty();
+        let listing = self.machine.listing_in_flight() || self.machine.holds_server_messages();
         if !scanned.dropped && scanned.holes.is_empty() {
             // Held whole (its structure alone, within the scan's bound): the skeleton
             // is the message, read as its frame reads a whole one while the listing
@@ -850,7 +845,7 @@ impl Shaper {
     /// `route` after the server messages waiting for backstop's listing, which go
     /// first, in the order they came, decided with what is known (B1, B3).
     pub(crate) fn after_waiting(&mut self, mut route: Route) -> Route {
-        if self.waiting.is_empty() {
+        if !self.machine.holds_server_messages() {
             return route;
         }
         let mut released = self.release_queued();
@@ -965,7 +960,9 @@ impl Shaper {
         };
         let mut request = ClientRequest::new(id.into(), id_raw.get(), method);
         request.tool = params.name.map(std::borrow::Cow::into_owned);
-        request.arguments = params.arguments.0;
+        if let Some(arguments) = params.arguments {
+            request = request.argument_shapes(ArgumentShapes::from_json(arguments.get()));
+        }
         request.cursor = params.cursor.is_some();
         request.uri = params.uri.map(std::borrow::Cow::into_owned);
         request.task_id = params.task_id.map(std::borrow::Cow::into_owned);
@@ -975,13 +972,8 @@ impl Shaper {
                 .params
                 .and_then(|raw| serde_json::from_str(raw.get()).ok());
         }
-        let own = self
-            .machine
-            .client_request(request, may_send, Instant::now());
-        if own.is_some() {
-            self.waiting.start();
-        }
-        own
+        self.machine
+            .client_request(request, may_send, Instant::now())
     }
 
     /// What to send for one message (not a batch), `None` to drop it (B5); and the raw

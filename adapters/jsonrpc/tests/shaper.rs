@@ -2,6 +2,9 @@
 //! B5),
 //! message by message.
 
+use std::time::{Duration, Instant};
+
+use backstop_core::machine::LISTING_PATIENCE;
 use backstop_core::{Limit, ProtocolError};
 use backstop_jsonrpc::message::RequestId;
 use backstop_jsonrpc::{Forward, Shaper};
@@ -200,6 +203,42 @@ fn v1_a_serde_error_of_rmcp() {
     );
     assert!(!line.contains("SECRET"));
     assert!(line.contains(r#""error_type":"ValidationError""#), "{line}");
+}
+
+#[test]
+fn v2_a_serde_type_error_is_placed_where_the_schema_says() {
+    // serde names no field, and two arguments were given: the listed input schema and
+    // the shapes of the request's arguments say it is `count`. No value is kept (V3).
+    let mut shaper = shaper();
+    let failed = |id: u32| {
+        format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"failed to deserialize parameters: invalid type: string \"SECRET-VALUE\", expected i64"}}],"isError":true}}}}"#
+        )
+    };
+    call(
+        &mut shaper,
+        json!(9),
+        "takes_int",
+        json!({"count": "SECRET-VALUE", "verbose": true}),
+    );
+    let line = rewritten(&mut shaper, &failed(9));
+    assert!(!line.contains("SECRET"), "V3: {line}");
+    assert!(
+        line.contains(
+            r#""2 validation errors for takes_int\ncount\n  Input should be a valid integer [type=invalid_type]\nverbose\n"#
+        ),
+        "V2: {line}"
+    );
+    // Arguments whose values serde_json cannot read (a number past f64's range): the
+    // names still count (V4), and the problem stays at the root.
+    let call = br#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"takes_int","arguments":{"count":"SECRET-VALUE","big":1e400}}}"#;
+    assert_eq!(shaper.client_message(call), Forward::Unchanged);
+    let line = rewritten(&mut shaper, &failed(10));
+    assert!(
+        line.contains(r#"__root__\n  Input should be a valid integer"#)
+            && line.contains(r#"big\n  Unexpected keyword argument"#),
+        "{line}"
+    );
 }
 
 // ---- E8: unknown tools ----------------------------------------------------------
@@ -1282,6 +1321,37 @@ fn e8_when_the_server_dies_mid_listing_the_queued_answer_goes_first() {
     );
 }
 
+/// B1: a server that leaves backstop's listing unanswered holds the client's answers
+/// for [`LISTING_PATIENCE`] and no longer: then they go on as the server gave them, and
+/// the listing's late answer is still the shaper's own.
+#[test]
+fn b1_holding_for_the_listing_ends_when_its_patience_does() {
+    let mut shaper = routed_session();
+    let sent = Instant::now();
+    route_client(&mut shaper, &call_message(json!(1), "take_int"));
+    let route = shaper.route_server_message(UNKNOWN_TAKE_INT.as_bytes());
+    assert_eq!(route.forward, None, "held for the listing");
+    let due = shaper.poll_timeout().expect("a message waits");
+    assert!(due >= sent + LISTING_PATIENCE && due <= Instant::now() + LISTING_PATIENCE);
+    assert_eq!(
+        shaper.handle_timeout(due - Duration::from_millis(1)),
+        None,
+        "not yet"
+    );
+    assert_eq!(
+        shaper.handle_timeout(due),
+        Some(vec![UNKNOWN_TAKE_INT.as_bytes().to_vec()])
+    );
+    assert_eq!(shaper.poll_timeout(), None);
+    let note = br#"{"jsonrpc":"2.0","method":"notifications/message"}"#;
+    assert_eq!(
+        shaper.route_server_message(note).forward,
+        Some(Forward::Unchanged)
+    );
+    let late = shaper.route_server_message(page(OWN_LIST_1, &["takes_int"], None).as_bytes());
+    assert_eq!(late, backstop_jsonrpc::Route::default());
+}
+
 #[test]
 fn e8_holding_is_bounded() {
     let mut shaper = routed_session();
@@ -1293,14 +1363,14 @@ fn e8_holding_is_bounded() {
         None
     );
     let note = br#"{"jsonrpc":"2.0","method":"notifications/message"}"#;
-    for _ in 1..backstop_jsonrpc::listing::MAX_QUEUED_MESSAGES {
+    for _ in 1..backstop_core::machine::MAX_HELD_MESSAGES {
         assert_eq!(shaper.route_server_message(note).forward, None);
     }
     // One more: the bound is passed; everything goes, in order, undecided.
     let route = shaper.route_server_message(note);
     assert_eq!(
         route.to_client.len(),
-        backstop_jsonrpc::listing::MAX_QUEUED_MESSAGES
+        backstop_core::machine::MAX_HELD_MESSAGES
     );
     assert_eq!(route.to_client[0], UNKNOWN_TAKE_INT.as_bytes());
     assert_eq!(route.forward, Some(Forward::Unchanged));

@@ -16,11 +16,11 @@
 use std::borrow::Cow;
 use std::time::Instant;
 
-use backstop_core::Session;
 use backstop_core::foreign_error::says_unknown_tool;
 use backstop_core::machine::{
     Answer, ClientRequest, OwnRequest, RequestId, Response, SessionMachine as CoreMachine,
 };
+use backstop_core::{ArgumentShapes, Session};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use serde_json::{Map, Value};
@@ -56,6 +56,30 @@ fn optional_object(
         Some(obj) if !obj.is_none() => object(obj, what).map(Some),
         _ => Ok(None),
     }
+}
+
+/// `request` with a `tools/call`'s arguments: a dict as its shapes (its names alone when
+/// a value is no JSON data), a list as the names.
+fn with_arguments(
+    request: ClientRequest,
+    arguments: Option<&Bound<'_, PyAny>>,
+) -> PyResult<ClientRequest> {
+    let Some(arguments) = arguments.filter(|a| !a.is_none()) else {
+        return Ok(request);
+    };
+    let Ok(dict) = arguments.cast::<PyDict>() else {
+        return Ok(request.arguments(arguments.extract::<Vec<String>>()?));
+    };
+    Ok(match to_value(arguments, 0) {
+        Ok(Value::Object(map)) => request.argument_shapes(ArgumentShapes::of(&map)),
+        _ => {
+            let names = dict
+                .keys()
+                .iter()
+                .map(|key| key.str().map(|s| s.to_string()));
+            request.arguments(names.collect::<PyResult<Vec<_>>>()?)
+        }
+    })
 }
 
 /// One of backstop's own requests as `{"method", "params"}` (the params of a page
@@ -133,11 +157,12 @@ impl SessionMachine {
         Ok(())
     }
 
-    /// client_request(id, method, *, tool=None, arguments=(), task_id=None, meta=None, handshake=None, may_send=True) -> dict | None
+    /// client_request(id, method, *, tool=None, arguments=None, task_id=None, meta=None, handshake=None, may_send=True) -> dict | None
     /// --
     ///
-    /// A request of a client: `tool` and the names of its `arguments` (a
-    /// `tools/call`), `task_id` (a `tasks/*` request's `taskId`), its `params._meta`, and the `initialize` params of its session
+    /// A request of a client: `tool` and its `arguments` (a `tools/call`: the dict as
+    /// sent, whose values the core keeps only the shapes of, to place a problem a
+    /// validator reports at `__root__`, V2, V3; or a list of the names), `task_id` (a `tasks/*` request's `taskId`), its `params._meta`, and the `initialize` params of its session
     /// (`{"protocolVersion", "clientInfo"}`). Returns the request backstop makes first
     /// (`{"method": "tools/list", "params": {...}}`: list the server's tools, then hand
     /// the page to `own_listing_answer`), or None.
@@ -149,14 +174,14 @@ impl SessionMachine {
         id: u64,
         method: &str,
         tool: Option<String>,
-        arguments: Option<Vec<String>>,
+        arguments: Option<&Bound<'py, PyAny>>,
         task_id: Option<String>,
         meta: Option<&Bound<'py, PyAny>>,
         handshake: Option<&Bound<'py, PyAny>>,
         may_send: bool,
     ) -> PyResult<Option<Bound<'py, PyAny>>> {
-        let mut request = ClientRequest::new(request_id(id), id.to_string(), method)
-            .arguments(arguments.unwrap_or_default())
+        let request = ClientRequest::new(request_id(id), id.to_string(), method);
+        let mut request = with_arguments(request, arguments)?
             .meta(optional_object(meta, "meta")?)
             .in_session(
                 optional_object(handshake, "handshake")?

@@ -92,7 +92,7 @@ def _through_python(vector: dict[str, Any]) -> str:
         2,
         "tools/call",
         tool=vector["call"],
-        arguments=list(vector.get("arguments", {})),
+        arguments=vector.get("arguments", {}),
         meta=session["meta"],
         handshake=session["handshake"],
     )

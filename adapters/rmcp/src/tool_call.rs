@@ -1,8 +1,10 @@
 //! One `tools/call` through [`Backstop`]: the core's session machine decides, this
 //! file translates rmcp's values into its terms and back (SPEC A0).
 //!
-//! 1. The call goes to the machine as a pending request; when it says so, the inner
-//!    handler's tools are listed first (E8, R5: [`session`](crate::session)).
+//! 1. The call goes to the machine as a pending request, its arguments as their shapes
+//!    (never their values, V3: what places a problem serde reports at `__root__`, V2);
+//!    when the machine says so, the inner handler's tools are listed first (E8, R5:
+//!    [`session`](crate::session)).
 //! 2. What the machine answers before the call runs (E8, strict mode's V6) is sent
 //!    without running the inner handler.
 //! 3. The inner handler's answer goes to the machine: an `Err` read with the core's
@@ -16,6 +18,7 @@
 
 use std::time::Instant;
 
+use backstop_core::ArgumentShapes;
 use backstop_core::machine::{Answer, Response};
 use rmcp::model::{CallToolRequestParams, CallToolResponse};
 use rmcp::service::RequestContext;
@@ -35,7 +38,12 @@ impl<S: ServerHandler> Backstop<S> {
             .machine
             .client_request(&context, "tools/call")
             .tool(request.name.as_ref())
-            .arguments(request.arguments.iter().flat_map(|a| a.keys().cloned()));
+            .argument_shapes(
+                request
+                    .arguments
+                    .as_ref()
+                    .map_or_else(Default::default, ArgumentShapes::of),
+            );
         let pending = Pending::new(&self.machine, call.id.clone());
         let tool = request.name.to_string();
         let own = self

@@ -23,6 +23,14 @@ fn the_demo_shows_both_sides() {
         "{with}"
     );
     assert_eq!(with.matches("hunter2").count(), 1, "V3: {with}");
+    // V2: serde names no field, but the schema does: the bad argument is `count`.
+    assert!(
+        with.contains(
+            "2 validation errors for takes_int\\ncount\\n  Input should be a valid integer [type=invalid_type]"
+        ),
+        "V2: {with}"
+    );
+    assert!(!with.contains("__root__"), "V2: {with}");
     assert!(with.contains("[... truncated "), "{with}");
     assert!(with.contains("line 240000 of output\\nPROMPT $"), "{with}");
 }

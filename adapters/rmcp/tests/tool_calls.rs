@@ -94,6 +94,29 @@ async fn v1_v3_a_bad_argument_is_a_validation_error_without_its_value() {
 }
 
 #[tokio::test]
+async fn v2_a_wrong_type_is_placed_where_the_schema_says() {
+    // serde names no field ("invalid type: string …, expected i64"), and with two
+    // arguments given either could be it; the tool's input schema says `count` is the
+    // integer (the demo's first screen). The value never appears (V3).
+    let client = connect(wrapped()).await;
+    let received = call(
+        &client,
+        "takes_int",
+        json!({"count": "hunter2", "verbose": true}),
+    )
+    .await;
+    insta::assert_json_snapshot!(received);
+    assert!(
+        text(&received).starts_with(
+            "2 validation errors for takes_int\ncount\n  Input should be a valid integer [type=invalid_type]\n"
+        ),
+        "{received}"
+    );
+    assert!(!text(&received).contains("__root__"), "{received}");
+    assert!(!received.to_string().contains("hunter2"), "V3: {received}");
+}
+
+#[tokio::test]
 async fn v2_a_missing_argument_is_named() {
     let client = connect(wrapped()).await;
     let received = call(&client, "takes_int", json!({})).await;

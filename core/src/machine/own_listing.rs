@@ -117,6 +117,7 @@ impl OwnListing {
     }
 
     /// A number that changes with each page: what server messages wait for.
+    #[cfg(test)]
     pub(crate) fn requests_sent(&self) -> u64 {
         self.requests_sent
     }

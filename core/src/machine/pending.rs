@@ -19,6 +19,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde_json::Value;
 
+use crate::arguments::ArgumentShapes;
 use crate::session::Session;
 
 /// The default bound on pending requests.
@@ -69,6 +70,8 @@ pub enum RequestKind {
         tool: String,
         /// The argument names given (V4, V6).
         arguments: Vec<String>,
+        /// The shapes of the argument values given, when known (V2, V3).
+        argument_shapes: Option<ArgumentShapes>,
     },
     /// `tasks/get` of a task a `tools/call` created (2026-07-28): the outcome inside
     /// its result is shaped as the call's would have been (L1, E11).
@@ -297,6 +300,7 @@ mod tests {
         let call = RequestKind::ToolsCall {
             tool: "t".into(),
             arguments: vec![],
+            argument_shapes: None,
         };
         let mut request = PendingRequest::new("1", call, Session::default());
         assert!(request.answer_matters(true) && request.answer_matters(false));

@@ -90,14 +90,15 @@ class SessionMachine:
         method: str,
         *,
         tool: str | None = None,
-        arguments: list[str] | None = None,
+        arguments: dict[str, Any] | list[str] | None = None,
         task_id: str | None = None,
         meta: dict[str, Any] | None = None,
         handshake: dict[str, Any] | None = None,
         may_send: bool = True,
     ) -> dict[str, Any] | None:
-        """A client's request; the ``{"method", "params"}`` of backstop's own request to
-        make first (list the tools: E8, R5), or None."""
+        """A client's request (a tools/call's ``arguments`` as sent, of which only the
+        shapes are kept: V2, V3); the ``{"method", "params"}`` of backstop's own request
+        to make first (list the tools: E8, R5), or None."""
     def own_listing_answer(self, page: dict[str, Any] | None) -> dict[str, Any] | None:
         """A page of backstop's own listing (None: it failed); the next page's request."""
     def before_running(self, id: int) -> Answer | None:

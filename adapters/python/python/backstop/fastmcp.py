@@ -14,8 +14,9 @@ call need not run (E8, V6), what a failure or a result becomes (E1–E9, V1–V5
 in the order O2 requires), what is logged and counted (G1–G3). What this module
 translates, and nothing more:
 
-- a ``tools/call`` into the machine's request: the tool, the names of its arguments,
-  the request's ``_meta`` and the session's ``initialize`` params (R2, R3);
+- a ``tools/call`` into the machine's request: the tool, its arguments (the core
+  keeps their names and the shapes of their values, never a value: V2, V3), the
+  request's ``_meta`` and the session's ``initialize`` params (R2, R3);
 - the server's tools, listed through fastmcp's public ``list_tools`` and ``get_tool``
   when the machine asks, and the tools a client's own ``tools/list`` returns, into
   ``tools/list`` results (fastmcp tells a middleware nothing when its tools change: a
@@ -456,11 +457,13 @@ class _Driver(Middleware):
         # In process the machine lists for every name its catalog lacks (fastmcp tells
         # a middleware nothing of a change of its tools).
         arguments = context.message.arguments or {}
+        if not isinstance(arguments, dict):
+            arguments = [str(key) for key in arguments]
         own = machine.client_request(
             request,
             "tools/call",
             tool=name,
-            arguments=[str(key) for key in arguments],
+            arguments=arguments,
             meta=_request_meta(context.message) or None,
             handshake=_handshake(context),
         )
