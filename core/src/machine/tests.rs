@@ -1216,3 +1216,93 @@ fn in_process_results_are_measured_with_what_the_wire_adds() {
         Answer::Unchanged
     );
 }
+
+/// A machine outside any session that has started its own listing at `now` for a call
+/// of `echo` (E8).
+fn listing_at(now: Instant) -> SessionMachine {
+    let mut machine = SessionMachine::default();
+    machine.set_outside_session();
+    assert!(machine.client_request(call(1, "echo"), true, now).is_some());
+    machine
+}
+
+#[test]
+fn b1_server_messages_are_held_only_while_the_listing_is_in_flight() {
+    let now = Instant::now();
+    let mut idle = SessionMachine::default();
+    assert_eq!(idle.hold_server_message(b"m".to_vec()), Err(b"m".to_vec()));
+    assert!(!idle.holds_server_messages());
+
+    let mut machine = listing_at(now);
+    assert!(!machine.holds_server_messages());
+    assert_eq!(machine.hold_server_message(b"first".to_vec()), Ok(()));
+    assert_eq!(machine.hold_server_message(b"second".to_vec()), Ok(()));
+    assert!(machine.holds_server_messages());
+    assert!(machine.take_released_messages().is_empty(), "still holding");
+    assert_eq!(
+        machine.take_held_messages(),
+        [b"first".to_vec(), b"second".to_vec()]
+    );
+    assert!(!machine.holds_server_messages());
+    assert!(machine.take_held_messages().is_empty(), "taken once");
+}
+
+#[test]
+fn b1_what_was_held_is_released_when_the_listing_ends() {
+    let now = Instant::now();
+    let mut machine = listing_at(now);
+    machine.hold_server_message(b"answer".to_vec()).unwrap();
+    let page = json!({"tools": [{"name": "echo"}]});
+    assert!(
+        machine.own_listing_answer(Some(&page), now).is_none(),
+        "complete"
+    );
+    assert_eq!(
+        machine.poll_timeout(),
+        None,
+        "nothing waits for a listing that ended"
+    );
+    assert_eq!(machine.take_released_messages(), [b"answer".to_vec()]);
+    assert_eq!(
+        machine.hold_server_message(b"late".to_vec()),
+        Err(b"late".to_vec()),
+        "no listing in flight"
+    );
+
+    let mut failed = listing_at(now);
+    failed.hold_server_message(b"answer".to_vec()).unwrap();
+    assert!(
+        failed.own_listing_answer(None, now).is_none(),
+        "an error ends it"
+    );
+    assert_eq!(failed.take_released_messages(), [b"answer".to_vec()]);
+}
+
+#[test]
+fn b1_the_patience_runs_from_the_page_in_flight_and_ends_the_holding() {
+    let start = Instant::now();
+    let mut machine = listing_at(start);
+    assert_eq!(machine.poll_timeout(), None, "nothing held yet");
+    machine.hold_server_message(b"answer".to_vec()).unwrap();
+    assert_eq!(machine.poll_timeout(), Some(start + LISTING_PATIENCE));
+
+    // A further page asked for later: the patience starts again from it.
+    let later = start + std::time::Duration::from_secs(3);
+    let page = json!({"tools": [{"name": "a"}], "nextCursor": "2"});
+    assert!(machine.own_listing_answer(Some(&page), later).is_some());
+    let due = later + LISTING_PATIENCE;
+    assert_eq!(machine.poll_timeout(), Some(due));
+
+    machine.handle_timeout(due - std::time::Duration::from_millis(1));
+    assert!(machine.take_released_messages().is_empty(), "not yet");
+    assert_eq!(machine.poll_timeout(), Some(due));
+    machine.handle_timeout(due);
+    assert_eq!(machine.poll_timeout(), None);
+    assert_eq!(machine.take_released_messages(), [b"answer".to_vec()]);
+    // Given up: the listing is still in flight, but nothing more is held for it.
+    assert_eq!(
+        machine.hold_server_message(b"m".to_vec()),
+        Err(b"m".to_vec())
+    );
+    assert!(machine.listing_in_flight());
+}
