@@ -257,21 +257,9 @@ fn l18_through_backstop_gemini_cli_reads_the_tail_of_a_tmux_pane() {
         support::peer_missing(test, "Gemini CLI (target/agent-peers)");
         return;
     }
-    let Some(python) = tmux::libtmux_mcp_python() else {
-        support::peer_missing(test, "libtmux-mcp (target/tmux-venv)");
+    let Some((pane, server, arguments)) = tmux::pane_behind_backstop(test, PANE_LINES) else {
         return;
     };
-    let Some(pane) = tmux::Tmux::with_scrollback(PANE_LINES) else {
-        support::peer_missing(test, "tmux");
-        return;
-    };
-    assert!(pane.history_size() + 24 > PANE_LINES, "all of it kept");
-    let options: &[&str] = &[];
-    let server = agents::proxied(
-        &[python.to_str().unwrap(), "-m", "libtmux_mcp"],
-        Some(options),
-    );
-    let arguments = json!({"pane_id": pane.pane, "start": -1_000_000, "max_lines": null});
     let response = gemini_calls(&gemini, &server, &pane.env(), "capture_pane", arguments);
     let output = response["output"].as_str().expect("the output");
     assert!(

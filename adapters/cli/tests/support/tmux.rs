@@ -136,3 +136,30 @@ impl Drop for Tmux {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
+
+/// The case both agent clients run (SPEC L18): a pane of `lines` lines of scrollback
+/// and a prompt, libtmux-mcp in front of it behind `backstop proxy` with no flags (its
+/// command line), and the `capture_pane` arguments that ask for the whole scrollback.
+/// `None` when tmux or libtmux-mcp is missing (said, or a failure with `CI=true`).
+pub fn pane_behind_backstop(
+    test: &str,
+    lines: u64,
+) -> Option<(Tmux, Vec<String>, serde_json::Value)> {
+    let Some(python) = libtmux_mcp_python() else {
+        crate::support::peer_missing(test, "libtmux-mcp (target/tmux-venv)");
+        return None;
+    };
+    let Some(pane) = Tmux::with_scrollback(lines) else {
+        crate::support::peer_missing(test, "tmux");
+        return None;
+    };
+    assert!(pane.history_size() + 24 > lines, "all of it kept");
+    let no_flags: &[&str] = &[];
+    let server = crate::agents::proxied(
+        &[python.to_str().unwrap(), "-m", "libtmux_mcp"],
+        Some(no_flags),
+    );
+    let arguments =
+        serde_json::json!({"pane_id": pane.pane, "start": -1_000_000, "max_lines": null});
+    Some((pane, server, arguments))
+}
