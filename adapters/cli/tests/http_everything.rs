@@ -59,14 +59,11 @@ fn check_shaped(answers: &[Vec<Value>]) {
         json!({"code": -32602, "message": "Unknown tool: get-summ",
                "data": {"suggestion": "Did you mean 'get-sum'?"}})
     );
-    // Every progress notification of the long call passes (A2). Through `proxy --url`
-    // the server's GET stream and the POST's share stdout, so one may come after the
-    // call's answer, among the next request's lines: counted wherever it comes.
-    let progress = answers[5..]
+    // Every progress notification of the long call passes, in order, before its answer
+    // (A2: the server sends them on the call's own stream first). On failure, what came.
+    let progress = answers[5]
         .iter()
-        .flatten()
         .filter(|m| m["method"] == "notifications/progress")
-        .filter(|m| m["params"]["progressToken"] == "progress-5")
         .count();
     assert_eq!(progress, 3, "{:?}", &answers[5..]);
     let result = &response(6)["result"];
