@@ -15,6 +15,7 @@
 //! replay the reference's wire capture.
 #![no_main]
 
+use std::time::Instant;
 use arbitrary::{Result, Unstructured};
 use backstop_core::Limit;
 use backstop_core::testing::unstructured::{terminal_text, tool_result};
@@ -90,7 +91,7 @@ fn check_answered(route: &Route, message: &[u8]) {
 
 /// Feed one server line and check what comes out.
 fn server_line(shaper: &mut Shaper, line: &[u8]) {
-    let route = shaper.server_route(line);
+    let route = shaper.server_route(Instant::now(), line);
     check_answered(&route, line);
     if let Some(Forward::Rewritten(out)) = route.forward {
         let before = ids(line).expect("only JSON is rewritten");
@@ -151,7 +152,7 @@ fn transcript(data: &[u8]) {
         match line {
             [b'C', b' ', rest @ ..] => {
                 assert!(
-                    shaper.client_message(rest).is_unchanged(),
+                    shaper.client_message(Instant::now(), rest).is_unchanged(),
                     "client messages pass"
                 )
             }
@@ -198,7 +199,7 @@ fn run(data: &[u8]) -> Result<()> {
                 } else {
                     line
                 };
-                let route = shaper.route_client_message(&line);
+                let route = shaper.route_client_message(Instant::now(), &line);
                 assert_eq!(
                     route.forward,
                     Some(Forward::Unchanged),
@@ -223,7 +224,7 @@ fn run(data: &[u8]) -> Result<()> {
                     line
                 };
                 server_lines.push(line.clone());
-                let route = shaper.route_server_message(&line);
+                let route = shaper.route_server_message(Instant::now(), &line);
                 check_answered(&route, &line);
                 route
             };
@@ -232,7 +233,7 @@ fn run(data: &[u8]) -> Result<()> {
         }
         if from_client {
             assert!(
-                shaper.client_message(&line).is_unchanged(),
+                shaper.client_message(Instant::now(), &line).is_unchanged(),
                 "client messages pass"
             );
             continue;
@@ -242,7 +243,7 @@ fn run(data: &[u8]) -> Result<()> {
     if routed {
         let gone = backstop_core::ProtocolError::new(-32603, "gone");
         let answers = Route {
-            to_client: shaper.answer_pending(&gone),
+            to_client: shaper.answer_pending(Instant::now(), &gone),
             ..Route::default()
         };
         check_route(&answers, &server_lines);

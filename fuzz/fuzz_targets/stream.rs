@@ -14,6 +14,7 @@
 #[path = "support/pending.rs"]
 mod pending;
 
+use std::time::Instant;
 use backstop_core::ProtocolError;
 use backstop_core::limit::Keep;
 use backstop_jsonrpc::Shaper;
@@ -44,7 +45,7 @@ fuzz_target!(|data: &[u8]| {
         _ => None,
     };
     for line in pieces {
-        let route = whole.route_server_message(line);
+        let route = whole.route_server_message(Instant::now(), line);
         for message in &route.to_client {
             expected.extend_from_slice(message);
             expected.push(b'\n');
@@ -138,10 +139,10 @@ fn stream_through(
             break;
         }
         let (chunk, tail) = rest.split_at(size.min(rest.len()));
-        stream.push(&mut shaper, chunk, &mut sink);
+        stream.push(&mut shaper, Instant::now(), chunk, &mut sink);
         rest = tail;
     }
-    let cut = stream.finish(&mut shaper, &mut sink);
+    let cut = stream.finish(&mut shaper, Instant::now(), &mut sink);
     assert!(sink.held.is_empty(), "B1: nothing is left held");
     (sink, shaper, cut)
 }

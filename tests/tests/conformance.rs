@@ -3,6 +3,8 @@
 //! JSON-RPC shaper: all three must send the client the same JSON, which is pinned by
 //! an insta snapshot per vector. `README.md` lists the rules each vector covers.
 
+use std::time::Instant;
+
 use backstop_core::call::{Outcome, ToolCatalog, shape_tool_call};
 use backstop_core::request_error::shape_request_error;
 use backstop_core::{
@@ -167,9 +169,9 @@ fn through_shaper(v: &Vector) -> String {
         "io.modelcontextprotocol/clientInfo": client_info,
     });
     let mut exchange = |request: Value, response: Value| -> Value {
-        shaper.client_value(&request);
+        shaper.client_value(Instant::now(), &request);
         let bytes = serde_json::to_vec(&response).unwrap();
-        match shaper.server_message(&bytes) {
+        match shaper.server_message(Instant::now(), &bytes) {
             Forward::Unchanged => response,
             Forward::Rewritten(out) => serde_json::from_slice(&out).unwrap(),
         }

@@ -12,6 +12,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Duration;
+use std::time::Instant;
 
 use backstop_core::Limit;
 use backstop_jsonrpc::{Forward, Shaper};
@@ -111,8 +112,8 @@ fn shaper_throughput(c: &mut Criterion) {
         group.bench_function(format!("{megabytes}_MB_result_capped_at_1_MB"), |b| {
             b.iter(|| {
                 let mut shaper = Shaper::new(Limit::default());
-                shaper.client_message(ECHO.as_bytes());
-                let forward = shaper.server_message(&line);
+                shaper.client_message(Instant::now(), ECHO.as_bytes());
+                let forward = shaper.server_message(Instant::now(), &line);
                 assert!(matches!(forward, Forward::Rewritten(ref out) if out.len() < 1_000_100));
                 forward
             })

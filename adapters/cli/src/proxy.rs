@@ -232,7 +232,7 @@ pub fn run(server: &ServerCommand, shaper: Shaper, log_failures: bool) -> io::Re
         };
         let records = {
             let mut shaper = lock(&shaper);
-            stream.push(&mut shaper, &buffer[..read], &mut sink);
+            stream.push(&mut shaper, Instant::now(), &buffer[..read], &mut sink);
             if shaper.poll_timeout().is_some() {
                 wake.notify_one();
             }
@@ -245,7 +245,7 @@ pub fn run(server: &ServerCommand, shaper: Shaper, log_failures: bool) -> io::Re
     }
     let cut_off = {
         let mut shaper = lock(&shaper);
-        let cut_off = stream.finish(&mut shaper, &mut sink);
+        let cut_off = stream.finish(&mut shaper, Instant::now(), &mut sink);
         if log_failures {
             shaper.take_log_records().iter().for_each(log_failure);
         }
@@ -270,7 +270,7 @@ pub fn run(server: &ServerCommand, shaper: Shaper, log_failures: bool) -> io::Re
     let answers = {
         let mut shaper = lock(&shaper);
         // What waits for the shaper's listing goes first, as `answer_pending` sends it.
-        let mut answers = shaper.abandon_listing();
+        let mut answers = shaper.abandon_listing(Instant::now());
         if let Some(CutOff {
             bytes,
             answering: Some(id),
@@ -280,7 +280,7 @@ pub fn run(server: &ServerCommand, shaper: Shaper, log_failures: bool) -> io::Re
             let error = server_stopped_in_answer_error(status, bytes);
             answers.extend(shaper.answer_requests(&[id], &error));
         }
-        answers.extend(shaper.answer_pending(&server_exited_error(status)));
+        answers.extend(shaper.answer_pending(Instant::now(), &server_exited_error(status)));
         answers
     };
     if !client_gone {
@@ -385,7 +385,7 @@ fn pump_client_to_server(shaper: &Mutex<Shaper>, to_server: &ServerInput) {
     let stdin = io::stdin().lock();
     let mut reader = LineReader::new(stdin);
     while let Ok(Some(line)) = reader.next_line() {
-        let route = lock(shaper).route_client_message(line);
+        let route = lock(shaper).route_client_message(Instant::now(), line);
         let mut input = lock(to_server);
         let Some(writer) = input.as_mut() else {
             return;

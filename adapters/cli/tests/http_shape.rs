@@ -12,6 +12,7 @@ use backstop_core::Limit;
 use backstop_jsonrpc::{Forward, Shaper};
 use proptest::prelude::*;
 use serde_json::json;
+use std::time::Instant;
 
 /// A shaper at `cap` with pending `tools/call`s under ids 1 to 4.
 fn shaper(cap: usize) -> Shaper {
@@ -19,7 +20,7 @@ fn shaper(cap: usize) -> Shaper {
     for id in 1..=4 {
         let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
             "params": {"name": "capture_pane", "arguments": {"pane": "%1"}}});
-        shaper.client_message(&serde_json::to_vec(&call).unwrap());
+        shaper.client_message(Instant::now(), &serde_json::to_vec(&call).unwrap());
     }
     shaper
 }
@@ -150,7 +151,7 @@ proptest! {
             body
         };
         let out = if lines { Out::Lines } else { Out::Http };
-        let mut want = match shaper(cap).server_message(&body) {
+        let mut want = match shaper(cap).server_message(Instant::now(), &body) {
             Forward::Unchanged => body.iter().map(|&b| match (b, out) {
                 (b'\n' | b'\r', Out::Lines) => b' ',
                 (b, _) => b,

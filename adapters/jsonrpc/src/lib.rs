@@ -21,13 +21,14 @@
 //! ```
 //! use backstop_jsonrpc::{Forward, Shaper};
 //! use backstop_core::Limit;
+//! let now = std::time::Instant::now();
 //!
 //! let mut shaper = Shaper::new(Limit::new(300).unwrap());
-//! shaper.client_message(br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"capture_pane"}}"#);
+//! shaper.client_message(now, br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"capture_pane"}}"#);
 //! let output = format!("{}PROMPT $", "line of output\n".repeat(1000));
 //! let response = serde_json::json!({"jsonrpc": "2.0", "id": 7,
 //!     "result": {"content": [{"type": "text", "text": output}]}});
-//! let Forward::Rewritten(bytes) = shaper.server_message(&serde_json::to_vec(&response).unwrap()) else {
+//! let Forward::Rewritten(bytes) = shaper.server_message(now, &serde_json::to_vec(&response).unwrap()) else {
 //!     panic!("over the cap")
 //! };
 //! let sent: serde_json::Value = serde_json::from_slice(&bytes).unwrap();

@@ -29,10 +29,10 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use backstop_core::limit::HeldEnds;
 use backstop_core::machine::PendingRequests;
 use backstop_core::machine::{
-    self, Answer, ClientRequest, OwnRequest, Response, SessionMachine, TASK_STATUS,
+    self, Answer, ClientRequest, Disposition, OwnRequest, Response, ServerHead, SessionMachine,
+    TASK_STATUS,
 };
 use backstop_core::{
     ArgumentShapes, ErrorCounts, Limit, LogRecord, ProtocolError, Session, ToolCatalog, ToolResult,
@@ -44,7 +44,7 @@ use crate::message::{
     Envelope, RequestId, ResultMembers, batch_elements, error_response, notification,
     result_response, value_from_raw,
 };
-use crate::scan::Scanned;
+use crate::scan::{Scan, Scanned};
 
 mod cut_unheld;
 
@@ -62,9 +62,10 @@ pub use backstop_core::machine::MAX_LOG_RECORDS;
 ///
 /// ```
 /// use backstop_jsonrpc::{Forward, Shaper};
+/// let now = std::time::Instant::now();
 /// let mut shaper = Shaper::default();
 /// let line = br#"{"jsonrpc":"2.0","method":"notifications/progress"}"#;
-/// let forward = shaper.server_message(line);
+/// let forward = shaper.server_message(now, line);
 /// assert_eq!(forward, Forward::Unchanged);
 /// assert_eq!(forward.bytes(line), line);
 /// ```
@@ -158,10 +159,11 @@ pub enum LongDecision {
 /// passes untouched (E9).
 ///
 /// ```
+/// let now = std::time::Instant::now();
 /// let mut shaper = backstop_jsonrpc::Shaper::default();
-/// shaper.client_message(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#);
+/// shaper.client_message(now, br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#);
 /// let answer = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32800,"message":"Request cancelled"}}"#;
-/// assert!(shaper.server_message(answer).is_unchanged());
+/// assert!(shaper.server_message(now, answer).is_unchanged());
 /// ```
 pub use backstop_core::protocol_error::code::REQUEST_CANCELLED;
 
@@ -173,15 +175,16 @@ pub use backstop_core::protocol_error::code::REQUEST_CANCELLED;
 ///
 /// ```
 /// use backstop_jsonrpc::{Forward, Shaper};
+/// let now = std::time::Instant::now();
 ///
 /// let mut shaper = Shaper::default();
-/// shaper.client_message(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+/// shaper.client_message(now, br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
 /// let list = br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"capture_pane"}]}}"#;
-/// assert_eq!(shaper.server_message(list), Forward::Unchanged);
+/// assert_eq!(shaper.server_message(now, list), Forward::Unchanged);
 ///
-/// shaper.client_message(br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"capture_pane"}}"#);
+/// shaper.client_message(now, br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"capture_pane"}}"#);
 /// let failed = br#"{"jsonrpc":"2.0","id":2,"error":{"code":-32603,"message":"Internal error: Pane not found: %99"}}"#;
-/// let Forward::Rewritten(bytes) = shaper.server_message(failed) else { panic!() };
+/// let Forward::Rewritten(bytes) = shaper.server_message(now, failed) else { panic!() };
 /// let response: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
 /// assert_eq!(response["result"]["isError"], true);
 /// assert_eq!(response["result"]["content"][0]["text"], "Pane not found: %99");
@@ -191,9 +194,14 @@ pub struct Shaper {
     machine: SessionMachine,
 }
 
-/// Finds `list_changed` ([`Shaper::cannot_change`]): built once, not for every message.
+/// Finds the last segment of the core's `notifications/tools/list_changed`
+/// ([`Shaper::cannot_change`]; a JSON string may write its `/` as `\/`): built once,
+/// not for every message.
 static LIST_CHANGED: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
-    std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"list_changed"));
+    std::sync::LazyLock::new(|| {
+        let name = machine::TOOLS_LIST_CHANGED;
+        memchr::memmem::Finder::new(name.rsplit('/').next().unwrap_or(name))
+    });
 
 impl Default for Shaper {
     fn default() -> Self {
@@ -239,9 +247,10 @@ impl Shaper {
     /// The tools the server listed.
     ///
     /// ```
+    /// let now = std::time::Instant::now();
     /// let mut shaper = backstop_jsonrpc::Shaper::default();
-    /// shaper.client_message(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
-    /// shaper.server_message(br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"ping"}]}}"#);
+    /// shaper.client_message(now, br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+    /// shaper.server_message(now, br#"{"jsonrpc":"2.0","id":1,"result":{"tools":[{"name":"ping"}]}}"#);
     /// assert!(shaper.catalog().contains("ping"));
     /// ```
     pub fn catalog(&self) -> &ToolCatalog {
@@ -263,8 +272,9 @@ impl Shaper {
     /// The requests not answered yet.
     ///
     /// ```
+    /// let now = std::time::Instant::now();
     /// let mut shaper = backstop_jsonrpc::Shaper::default();
-    /// shaper.client_message(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
+    /// shaper.client_message(now, br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
     /// assert_eq!(shaper.pending().len(), 1);
     /// ```
     pub fn pending(&self) -> &PendingRequests {
@@ -275,8 +285,9 @@ impl Shaper {
     /// client sent it and no answer has been passed on or made for it yet.
     ///
     /// ```
+    /// let now = std::time::Instant::now();
     /// let mut shaper = backstop_jsonrpc::Shaper::default();
-    /// shaper.client_message(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
+    /// shaper.client_message(now, br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#);
     /// assert!(shaper.is_pending(b"1"));
     /// assert!(!shaper.is_pending(br#""1""#), "1 and \"1\" are different ids");
     /// ```
@@ -287,8 +298,9 @@ impl Shaper {
     /// What the handshake said of the session.
     ///
     /// ```
+    /// let now = std::time::Instant::now();
     /// let mut shaper = backstop_jsonrpc::Shaper::default();
-    /// shaper.client_message(br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","clientInfo":{"name":"c","version":"1"}}}"#);
+    /// shaper.client_message(now, br#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","clientInfo":{"name":"c","version":"1"}}}"#);
     /// assert_eq!(shaper.session().client.as_ref().unwrap().name, "c");
     /// ```
     pub fn session(&self) -> &Session {
@@ -298,9 +310,10 @@ impl Shaper {
     /// Counts of converted failures per `<error_type>:<method>` (G3).
     ///
     /// ```
+    /// let now = std::time::Instant::now();
     /// let mut shaper = backstop_jsonrpc::Shaper::default();
-    /// shaper.client_message(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run"}}"#);
-    /// shaper.server_message(br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"boom"}}"#);
+    /// shaper.client_message(now, br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run"}}"#);
+    /// shaper.server_message(now, br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"boom"}}"#);
     /// assert_eq!(shaper.error_counts().get("InternalError:tools/call"), 1);
     /// ```
     pub fn error_counts(&self) -> &ErrorCounts {
@@ -320,13 +333,14 @@ impl Shaper {
     /// remembered until answered; the message itself is always sent on unchanged.
     ///
     /// ```
+    /// let now = std::time::Instant::now();
     /// let mut shaper = backstop_jsonrpc::Shaper::default();
-    /// let forward = shaper.client_message(br#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#);
+    /// let forward = shaper.client_message(now, br#"{"jsonrpc":"2.0","id":"a","method":"ping"}"#);
     /// assert!(forward.is_unchanged());
     /// assert_eq!(shaper.pending().len(), 1);
     /// ```
-    pub fn client_message(&mut self, bytes: &[u8]) -> Forward {
-        self.client_elements(bytes, false);
+    pub fn client_message(&mut self, now: Instant, bytes: &[u8]) -> Forward {
+        self.client_elements(now, bytes, false);
         Forward::Unchanged
     }
 
@@ -338,23 +352,24 @@ impl Shaper {
     ///
     /// ```
     /// use backstop_jsonrpc::{Forward, Shaper};
+    /// let now = std::time::Instant::now();
     /// let mut shaper = Shaper::default();
     /// let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ech","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
-    /// let route = shaper.route_client_message(call);
+    /// let route = shaper.route_client_message(now, call);
     /// assert_eq!(route.forward, Some(Forward::Unchanged));
     /// assert_eq!(route.to_server, [br#"{"jsonrpc":"2.0","id":"backstop/tools/list#1","method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#]);
     ///
     /// // The server answers the call first: held until the listing is done.
     /// let unknown = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: ech"}}"#;
-    /// assert_eq!(shaper.route_server_message(unknown).forward, None);
+    /// assert_eq!(shaper.route_server_message(now, unknown).forward, None);
     /// let list = br#"{"jsonrpc":"2.0","id":"backstop/tools/list#1","result":{"tools":[{"name":"echo"}]}}"#;
-    /// let route = shaper.route_server_message(list);
+    /// let route = shaper.route_server_message(now, list);
     /// assert_eq!(route.forward, None, "the listing is the shaper's own");
     /// assert_eq!(route.to_client, [br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32602,"message":"Unknown tool: ech","data":{"suggestion":"Did you mean 'echo'?"}}}"#]);
     /// ```
-    pub fn route_client_message(&mut self, bytes: &[u8]) -> Route {
+    pub fn route_client_message(&mut self, now: Instant, bytes: &[u8]) -> Route {
         let mut route = Route::forward(Forward::Unchanged);
-        if let Some(own) = self.client_elements(bytes, true) {
+        if let Some(own) = self.client_elements(now, bytes, true) {
             route.to_server.push(own.to_json().into_bytes());
         }
         route
@@ -369,51 +384,52 @@ impl Shaper {
     ///
     /// ```
     /// use backstop_jsonrpc::{Forward, Shaper};
+    /// let now = std::time::Instant::now();
     /// let mut shaper = Shaper::default();
     /// let line = br#"{"jsonrpc":"2.0","method":"notifications/progress"}"#;
-    /// assert_eq!(shaper.route_server_message(line).forward, Some(Forward::Unchanged));
+    /// assert_eq!(shaper.route_server_message(now, line).forward, Some(Forward::Unchanged));
     /// ```
-    pub fn route_server_message(&mut self, bytes: &[u8]) -> Route {
+    pub fn route_server_message(&mut self, now: Instant, bytes: &[u8]) -> Route {
         // A listing a call wanted during the handshake goes when the handshake is done:
         // before this message when the client's `notifications/initialized` ended it
         // (sent then, it would reach the server before that notification; this message
         // may be the call's answer, held for it), after it when it answers `initialize`.
-        let before = self.deferred_listing();
-        let mut route = self.route_server_element(bytes);
-        let after = self.deferred_listing();
+        let before = self.deferred_listing(now);
+        let mut route = self.route_server_element(now, bytes);
+        let after = self.deferred_listing(now);
         route.to_server.extend(before.into_iter().chain(after));
         route
     }
 
     /// The listing a call wanted during the handshake, if it is due now (held for as
     /// any listing is).
-    fn deferred_listing(&mut self) -> Option<Vec<u8>> {
-        let own = self.machine.deferred_listing(Instant::now())?;
+    fn deferred_listing(&mut self, now: Instant) -> Option<Vec<u8>> {
+        let own = self.machine.deferred_listing(now)?;
         Some(own.to_json().into_bytes())
     }
 
     /// [`route_server_message`](Self::route_server_message) without the deferred
     /// listing.
-    fn route_server_element(&mut self, bytes: &[u8]) -> Route {
+    fn route_server_element(&mut self, now: Instant, bytes: &[u8]) -> Route {
         if !self.machine.listing_in_flight() && !self.machine.holds_server_messages() {
-            return self.server_route(bytes);
+            return self.server_route(now, bytes);
         }
         if let Some(envelope) = Envelope::parse(bytes)
             && envelope.is_response()
             && let Some(id) = envelope.request_id()
             && self.machine.answers_own_listing(&id.into())
         {
-            return self.listing_answer(envelope.result, envelope.error.is_some());
+            return self.listing_answer(now, envelope.result, envelope.error.is_some());
         }
         if !self.machine.holds_server_messages() && !self.awaits_catalog(bytes) {
-            return self.server_route(bytes);
+            return self.server_route(now, bytes);
         }
         if self.machine.hold_server_message(bytes.to_vec()).is_ok() {
             return Route::default();
         }
         // A bound was passed: what is held goes first, then this message.
-        let mut route = self.release_queued();
-        route.forward = self.server_route(bytes).forward;
+        let mut route = self.release_queued(now);
+        route.forward = self.server_route(now, bytes).forward;
         route
     }
 
@@ -443,25 +459,27 @@ impl Shaper {
     pub fn handle_timeout(&mut self, now: Instant) -> Option<Vec<Vec<u8>>> {
         self.machine.handle_timeout(now);
         let released = self.machine.take_released_messages();
-        (!released.is_empty()).then(|| self.shape_released(released))
+        (!released.is_empty()).then(|| self.shape_released(now, released))
     }
 
     /// The answer to a page of the shaper's own listing: learn it, ask for the next
     /// page, or end the listing and release what it held.
-    fn listing_answer(&mut self, result: Option<ResultMembers>, failed: bool) -> Route {
+    fn listing_answer(
+        &mut self,
+        now: Instant,
+        result: Option<ResultMembers>,
+        failed: bool,
+    ) -> Route {
         let value = match failed {
             true => None,
             false => result.as_ref().and_then(ResultMembers::to_value),
         };
-        match self
-            .machine
-            .own_listing_answer(value.as_ref(), Instant::now())
-        {
+        match self.machine.own_listing_answer(value.as_ref(), now) {
             Some(next) => Route {
                 to_server: vec![next.to_json().into_bytes()],
                 ..Route::default()
             },
-            None => self.release_queued(),
+            None => self.release_queued(now),
         }
     }
 
@@ -482,19 +500,19 @@ impl Shaper {
 
     /// Release the held messages, oldest first, each shaped as it would have been had
     /// it come now (with what the listing learnt, or without a catalog).
-    fn release_queued(&mut self) -> Route {
+    fn release_queued(&mut self, now: Instant) -> Route {
         let held = self.machine.take_held_messages();
         Route {
-            to_client: self.shape_released(held),
+            to_client: self.shape_released(now, held),
             ..Route::default()
         }
     }
 
     /// The messages held for the listing, each shaped as it would have been had it
     /// come now.
-    fn shape_released(&mut self, held: VecDeque<Vec<u8>>) -> Vec<Vec<u8>> {
+    fn shape_released(&mut self, now: Instant, held: VecDeque<Vec<u8>>) -> Vec<Vec<u8>> {
         held.into_iter()
-            .filter_map(|message| match self.server_route(&message).forward? {
+            .filter_map(|message| match self.server_route(now, &message).forward? {
                 Forward::Unchanged => Some(message),
                 Forward::Rewritten(bytes) => Some(bytes),
             })
@@ -503,13 +521,18 @@ impl Shaper {
 
     /// Hand the requests and notifications of a client message to the machine; the
     /// request of its own it wants sent first, if any (only when `may_send`).
-    fn client_elements(&mut self, bytes: &[u8], may_send: bool) -> Option<OwnRequest> {
+    fn client_elements(
+        &mut self,
+        now: Instant,
+        bytes: &[u8],
+        may_send: bool,
+    ) -> Option<OwnRequest> {
         match batch_elements(bytes) {
             Some(elements) => elements
                 .into_iter()
-                .filter_map(|element| self.client_element(element.get().as_bytes(), may_send))
+                .filter_map(|element| self.client_element(now, element.get().as_bytes(), may_send))
                 .reduce(|first, _| first),
-            None => self.client_element(bytes, may_send),
+            None => self.client_element(now, bytes, may_send),
         }
     }
 
@@ -522,11 +545,12 @@ impl Shaper {
     /// [`Forward::Unchanged`].
     ///
     /// ```
+    /// let now = std::time::Instant::now();
     /// let mut shaper = backstop_jsonrpc::Shaper::default();
-    /// assert!(shaper.server_message(b"garbage \xff").is_unchanged());
+    /// assert!(shaper.server_message(now, b"garbage \xff").is_unchanged());
     /// ```
-    pub fn server_message(&mut self, bytes: &[u8]) -> Forward {
-        self.server_route(bytes)
+    pub fn server_message(&mut self, now: Instant, bytes: &[u8]) -> Forward {
+        self.server_route(now, bytes)
             .forward
             .unwrap_or(Forward::Unchanged)
     }
@@ -539,21 +563,22 @@ impl Shaper {
     ///
     /// ```
     /// use backstop_jsonrpc::{Forward, Shaper};
+    /// let now = std::time::Instant::now();
     /// let mut shaper = Shaper::default();
-    /// shaper.client_message(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#);
+    /// shaper.client_message(now, br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#);
     /// let error = backstop_core::ProtocolError::new(-32603, "The MCP server did not answer in time");
     /// shaper.answer_requests(&["1".to_owned()], &error);
     /// let late = br#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#;
-    /// assert_eq!(shaper.server_route(late).forward, None, "answered already");
+    /// assert_eq!(shaper.server_route(now, late).forward, None, "answered already");
     /// let note = br#"{"jsonrpc":"2.0","method":"notifications/message","params":{}}"#;
-    /// assert_eq!(shaper.server_route(note).forward, Some(Forward::Unchanged));
+    /// assert_eq!(shaper.server_route(now, note).forward, Some(Forward::Unchanged));
     /// ```
-    pub fn server_route(&mut self, bytes: &[u8]) -> Route {
+    pub fn server_route(&mut self, now: Instant, bytes: &[u8]) -> Route {
         if self.cannot_change(bytes) {
             return Route::forward(Forward::Unchanged);
         }
         let Some(elements) = batch_elements(bytes) else {
-            let (forward, answered) = self.server_element(bytes);
+            let (forward, answered) = self.server_element(now, bytes);
             return Route {
                 forward,
                 answered: Some(answered.into_iter().collect()),
@@ -564,7 +589,7 @@ impl Shaper {
         let shaped: Vec<(&RawValue, Option<Forward>)> = elements
             .into_iter()
             .map(|element| {
-                let (forward, id) = self.server_element(element.get().as_bytes());
+                let (forward, id) = self.server_element(now, element.get().as_bytes());
                 answered.extend(id);
                 (element, forward)
             })
@@ -619,13 +644,14 @@ impl Shaper {
     /// [`client_message`](Self::client_message) for a message already parsed.
     ///
     /// ```
+    /// let now = std::time::Instant::now();
     /// let mut shaper = backstop_jsonrpc::Shaper::default();
-    /// shaper.client_value(&serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
+    /// shaper.client_value(now, &serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}));
     /// assert_eq!(shaper.pending().len(), 1);
     /// ```
-    pub fn client_value(&mut self, message: &Value) {
+    pub fn client_value(&mut self, now: Instant, message: &Value) {
         if let Ok(bytes) = serde_json::to_vec(message) {
-            self.client_message(&bytes);
+            self.client_message(now, &bytes);
         }
     }
 
@@ -635,21 +661,22 @@ impl Shaper {
     ///
     /// ```
     /// use serde_json::json;
+    /// let now = std::time::Instant::now();
     /// let mut shaper = backstop_jsonrpc::Shaper::default();
-    /// shaper.client_value(&json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read",
+    /// shaper.client_value(now, &json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read",
     ///     "params": {"uri": "probe://gone", "_meta": {"io.modelcontextprotocol/protocolVersion": "2025-11-25"}}}));
-    /// let sent = shaper.server_value(json!({"jsonrpc": "2.0", "id": 1,
+    /// let sent = shaper.server_value(now, json!({"jsonrpc": "2.0", "id": 1,
     ///     "error": {"code": -32602, "message": "Resource not found", "data": {"uri": "probe://gone"}}}));
     /// assert_eq!(sent["error"]["code"], -32002); // R3: the client's revision says so
     /// ```
     ///
     /// As with [`server_message`](Self::server_message), a message
     /// [`server_route`](Self::server_route) would drop (B5) comes back as it was.
-    pub fn server_value(&mut self, message: Value) -> Value {
+    pub fn server_value(&mut self, now: Instant, message: Value) -> Value {
         let Ok(bytes) = serde_json::to_vec(&message) else {
             return message;
         };
-        match self.server_message(&bytes) {
+        match self.server_message(now, &bytes) {
             Forward::Unchanged => message,
             Forward::Rewritten(rewritten) => serde_json::from_slice(&rewritten).unwrap_or(message),
         }
@@ -660,16 +687,17 @@ impl Shaper {
     /// own listing come first, decided without its catalog (the listing cannot end).
     ///
     /// ```
+    /// let now = std::time::Instant::now();
     /// let mut shaper = backstop_jsonrpc::Shaper::default();
-    /// shaper.client_message(br#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#);
+    /// shaper.client_message(now, br#"{"jsonrpc":"2.0","id":5,"method":"tools/list"}"#);
     /// let error = backstop_core::ProtocolError::new(-32603, "The MCP server exited");
-    /// let lines = shaper.answer_pending(&error);
+    /// let lines = shaper.answer_pending(now, &error);
     /// assert_eq!(lines, [br#"{"jsonrpc":"2.0","id":5,"error":{"code":-32603,"message":"The MCP server exited"}}"#.to_vec()]);
     /// assert!(shaper.pending().is_empty());
     /// ```
-    pub fn answer_pending(&mut self, error: &ProtocolError) -> Vec<Vec<u8>> {
+    pub fn answer_pending(&mut self, now: Instant, error: &ProtocolError) -> Vec<Vec<u8>> {
         self.machine.abandon_listing();
-        let mut lines = self.release_queued().to_client;
+        let mut lines = self.release_queued(now).to_client;
         lines.extend(
             self.machine
                 .drain_pending()
@@ -685,8 +713,9 @@ impl Shaper {
     /// is ever made up for it.
     ///
     /// ```
+    /// let now = std::time::Instant::now();
     /// let mut shaper = backstop_jsonrpc::Shaper::default();
-    /// shaper.client_message(br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"t"}}"#);
+    /// shaper.client_message(now, br#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"t"}}"#);
     /// shaper.answered_unread(b"4");
     /// assert!(shaper.pending().is_empty());
     /// ```
@@ -703,9 +732,10 @@ impl Shaper {
     /// answer the server sends for it after all is dropped (B5, [`server_route`](Self::server_route)).
     ///
     /// ```
+    /// let now = std::time::Instant::now();
     /// let mut shaper = backstop_jsonrpc::Shaper::default();
-    /// shaper.client_message(br#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"t"}}"#);
-    /// shaper.client_message(br#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#);
+    /// shaper.client_message(now, br#"{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"t"}}"#);
+    /// shaper.client_message(now, br#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#);
     /// let error = backstop_core::ProtocolError::new(-32603, "The MCP server answered HTTP 502");
     /// let lines = shaper.answer_requests(&[r#""a""#.to_owned()], &error);
     /// assert_eq!(lines, [br#"{"jsonrpc":"2.0","id":"a","error":{"code":-32603,"message":"The MCP server answered HTTP 502"}}"#.to_vec()]);
@@ -730,71 +760,56 @@ impl Shaper {
     /// the tool list lets a new listing start.
     ///
     /// ```
+    /// let now = std::time::Instant::now();
     /// let mut shaper = backstop_jsonrpc::Shaper::default();
     /// let call = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
-    /// assert_eq!(shaper.route_client_message(call).to_server.len(), 1);
-    /// assert!(shaper.abandon_listing().is_empty());
+    /// assert_eq!(shaper.route_client_message(now, call).to_server.len(), 1);
+    /// assert!(shaper.abandon_listing(now).is_empty());
     /// // No new listing until the tool list changes.
     /// let again = br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
-    /// assert!(shaper.route_client_message(again).to_server.is_empty());
-    /// shaper.server_message(br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#);
+    /// assert!(shaper.route_client_message(now, again).to_server.is_empty());
+    /// shaper.server_message(now, br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#);
     /// let third = br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"t","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#;
-    /// assert_eq!(shaper.route_client_message(third).to_server.len(), 1);
+    /// assert_eq!(shaper.route_client_message(now, third).to_server.len(), 1);
     /// ```
-    pub fn abandon_listing(&mut self) -> Vec<Vec<u8>> {
+    pub fn abandon_listing(&mut self, now: Instant) -> Vec<Vec<u8>> {
         self.machine.abandon_listing();
-        self.release_queued().to_client
+        self.release_queued(now).to_client
     }
 
-    /// Whether a long server message whose top-level `id` or `method` (raw JSON) is
-    /// known can be sent on before its end: it cannot need a change (SPEC B3). A
-    /// response that passes so is no longer pending.
+    /// What to do with a server message read as it comes, from what `scan` has read of
+    /// its top level ([`SessionMachine::server_head`]): `past_hold_at`, the byte from
+    /// which holding it on would pass the stream's bound, once it has come that far.
+    /// A response that passes is no longer pending.
     ///
     /// ```
-    /// let mut shaper = backstop_jsonrpc::Shaper::default();
-    /// shaper.client_message(br#"{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"a"}}"#);
-    /// shaper.client_message(br#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"t"}}"#);
-    /// assert!(shaper.passes_early(None, Some(br#""notifications/message""#), false));
-    /// assert!(!shaper.passes_early(Some(b"2"), None, true), "a tools/call result may be cut");
-    /// assert!(!shaper.passes_early(Some(b"1"), None, false), "a resources/read error may be mapped (R3)");
-    /// assert!(shaper.passes_early(Some(b"1"), None, true), "its result needs nothing");
-    /// assert!(shaper.passes_early(Some(b"9"), None, false), "no such request");
-    /// assert!(!shaper.passes_early(None, None, true), "a result, its id not known yet");
-    /// ```
-    pub fn passes_early(&mut self, id: Option<&[u8]>, method: Option<&[u8]>, result: bool) -> bool {
-        if self.machine.holds_server_messages() {
-            return false; // its order is the listing's to keep
-        }
-        if let Some(method) = method {
-            let method = serde_json::from_slice::<String>(method).unwrap_or_default();
-            return self.machine.passes_early(None, Some(&method), result);
-        }
-        let Some(raw) = id else {
-            return self.machine.passes_early(None, None, result);
-        };
-        match request_id(raw) {
-            Some(id) => self.machine.passes_early(Some(&id), None, result),
-            None => false,
-        }
-    }
-
-    /// What a [`crate::scan::Scan`] holds of each long string of a server message
-    /// whose top-level `id` (raw JSON) is `id`: for a response to a pending
-    /// `tools/call`, the ends its tool's keep policy can keep (L16); before the id is
-    /// known, enough for every policy of the limit (B3 either way).
-    ///
-    /// ```
-    /// use backstop_core::{Limit, limit::Keep};
+    /// use backstop_core::{Limit, limit::Keep, machine::Disposition};
+    /// use backstop_jsonrpc::{Shaper, scan::Scan};
+    /// let now = std::time::Instant::now();
     /// let limit = Limit::new(1_000).unwrap().keep_for("git_log", Keep::Head);
-    /// let mut shaper = backstop_jsonrpc::Shaper::new(limit.clone());
-    /// shaper.client_message(br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"git_log"}}"#);
-    /// assert_eq!(shaper.held_ends(Some(b"3")), limit.held_ends(Some("git_log")));
-    /// assert_eq!(shaper.held_ends(None), limit.held_ends(None));
+    /// let mut shaper = Shaper::new(limit.clone());
+    /// shaper.client_message(now, br#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"git_log"}}"#);
+    /// let mut scan = Scan::new(1 << 20);
+    /// scan.push(br#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"#);
+    /// assert_eq!(shaper.server_head(&scan, None), Disposition::Read(limit.held_ends(Some("git_log"))));
+    /// assert_eq!(shaper.server_head(&scan, Some(2_000)), Disposition::CutUnheld(limit.held_ends(Some("git_log"))));
+    /// let mut note = Scan::new(1 << 20);
+    /// note.push(br#"{"jsonrpc":"2.0","method":"notifications/message","params":{"#);
+    /// assert_eq!(shaper.server_head(&note, None), Disposition::Pass);
     /// ```
-    pub fn held_ends(&self, id: Option<&[u8]>) -> HeldEnds {
-        let id = id.and_then(request_id);
-        let tool = id.as_ref().and_then(|id| self.machine.pending_tool(id));
-        self.machine.limit().held_ends(tool)
+    pub fn server_head(&mut self, scan: &Scan, past_hold_at: Option<u64>) -> Disposition {
+        let id = scan.top_id().and_then(request_id);
+        let method = scan
+            .top_method()
+            .map(|raw| serde_json::from_slice::<String>(raw).unwrap_or_default());
+        self.machine.server_head(ServerHead {
+            id: id.as_ref(),
+            method: method.as_deref(),
+            result: scan.top_result(),
+            error: scan.top_error(),
+            ended: false,
+            past_hold_at,
+        })
     }
 
     /// The decision for a long server message from what a [`crate::scan::Scan`] held
@@ -808,18 +823,19 @@ impl Shaper {
     ///
     /// ```
     /// use backstop_jsonrpc::{Forward, Shaper, shaper::LongDecision, scan::Scan};
+    /// let now = std::time::Instant::now();
     /// let mut shaper = Shaper::default();
     /// let mut scan = Scan::new(1_000_000);
     /// scan.push(br#"{"jsonrpc":"2.0","method":"notifications/progress"}"#);
-    /// let decision = shaper.long_server_message(&scan.finish());
+    /// let decision = shaper.long_server_message(now, &scan.finish());
     /// assert_eq!(decision, LongDecision::Route(backstop_jsonrpc::Route::forward(Forward::Unchanged)));
     /// ```
-    pub fn long_server_message(&mut self, scanned: &Scanned) -> LongDecision {
+    pub fn long_server_message(&mut self, now: Instant, scanned: &Scanned) -> LongDecision {
         if scanned.invalid {
             // Not JSON: forwarded as it came; the stream, which read it leniently, says
             // which request it answers (B4).
             let unchanged = Route::forward(Forward::Unchanged);
-            return LongDecision::Route(self.after_waiting(unchanged));
+            return LongDecision::Route(self.after_waiting(now, unchanged));
         }
         let listing = self.machine.listing_in_flight() || self.machine.holds_server_messages();
         if !scanned.dropped && scanned.holes.is_empty() {
@@ -828,7 +844,7 @@ impl Shaper {
             // may hold it.
             return match listing {
                 true => LongDecision::NeedsWhole,
-                false => LongDecision::Route(self.route_server_message(&scanned.skeleton)),
+                false => LongDecision::Route(self.route_server_message(now, &scanned.skeleton)),
             };
         }
         if scanned.batch {
@@ -837,18 +853,18 @@ impl Shaper {
         // Held in part: never read whole for backstop's listing (B3), but decided with
         // what is known now, after what waits for the listing.
         match self.long_decision(scanned) {
-            LongDecision::Route(route) => LongDecision::Route(self.after_waiting(route)),
+            LongDecision::Route(route) => LongDecision::Route(self.after_waiting(now, route)),
             needs_whole => needs_whole,
         }
     }
 
     /// `route` after the server messages waiting for backstop's listing, which go
     /// first, in the order they came, decided with what is known (B1, B3).
-    pub(crate) fn after_waiting(&mut self, mut route: Route) -> Route {
+    pub(crate) fn after_waiting(&mut self, now: Instant, mut route: Route) -> Route {
         if !self.machine.holds_server_messages() {
             return route;
         }
-        let mut released = self.release_queued();
+        let mut released = self.release_queued(now);
         released.to_client.append(&mut route.to_client);
         route.to_client = released.to_client;
         route
@@ -858,38 +874,52 @@ impl Shaper {
     /// in part.
     fn long_decision(&mut self, scanned: &Scanned) -> LongDecision {
         let unchanged = LongDecision::Route(Route::forward(Forward::Unchanged));
-        if scanned.method.is_some() {
-            if self.passes_early(None, scanned.method.as_deref(), false) {
-                return unchanged;
-            }
-            let method = scanned
-                .method
-                .as_deref()
-                .map(serde_json::from_slice::<&str>);
-            return match matches!(method, Some(Ok(TASK_STATUS))) {
-                true => self.long_task_status(scanned),
-                false => LongDecision::NeedsWhole,
+        let at_end = ServerHead {
+            ended: true,
+            ..ServerHead::default()
+        };
+        if let Some(raw) = scanned.method.as_deref() {
+            let method = serde_json::from_slice::<String>(raw).unwrap_or_default();
+            // Its order is the listing's to keep while one is in flight: read whole, it
+            // is held with the rest (not `ended` on this path).
+            let head = ServerHead {
+                method: Some(&method),
+                ..ServerHead::default()
+            };
+            return match self.machine.server_head(head) {
+                Disposition::Pass => unchanged,
+                _ if method == TASK_STATUS => self.long_task_status(scanned),
+                _ => LongDecision::NeedsWhole,
             };
         }
         let Some(envelope) = scanned.envelope().filter(Envelope::is_response) else {
             // Not a response we can read: only its id can say it needs nothing; which
             // request it answers, if any, the stream's lenient reader says (B4, A0).
-            let id = scanned.id.as_deref().and_then(request_id);
-            return match id.is_some_and(|id| self.machine.answer_passes(&id, false)) {
-                true => unchanged,
-                false => LongDecision::NeedsWhole,
+            let Some(id) = scanned.id.as_deref().and_then(request_id) else {
+                return LongDecision::NeedsWhole;
+            };
+            let head = ServerHead {
+                id: Some(&id),
+                ..at_end
+            };
+            return match self.machine.server_head(head) {
+                Disposition::Pass => unchanged,
+                _ => LongDecision::NeedsWhole,
             };
         };
         let Some(id) = envelope.request_id().map(machine::RequestId::from) else {
             return unchanged;
         };
-        if self.machine.drops_answer(&id) {
-            return LongDecision::Route(Route::default()); // B5: answered already
-        }
-        let is_result = envelope.result.is_some();
-        if !self.machine.answer_matters(&id, is_result) {
-            self.machine.forget(&id);
-            return unchanged;
+        let head = ServerHead {
+            id: Some(&id),
+            result: envelope.result.is_some(),
+            error: envelope.error.is_some(),
+            ..at_end
+        };
+        match self.machine.server_head(head) {
+            Disposition::Drop => return LongDecision::Route(Route::default()), // B5
+            Disposition::Pass => return unchanged,
+            Disposition::Read(_) | Disposition::CutUnheld(_) => {}
         }
         let (Some(result), false) = (envelope.result, scanned.dropped) else {
             return LongDecision::NeedsWhole;
@@ -946,7 +976,7 @@ impl Shaper {
     }
 
     /// Record one client message; for a `tools/call`, its `params._meta`.
-    fn client_element(&mut self, bytes: &[u8], may_send: bool) -> Option<OwnRequest> {
+    fn client_element(&mut self, now: Instant, bytes: &[u8], may_send: bool) -> Option<OwnRequest> {
         let envelope = Envelope::parse(bytes)?;
         // `None`: a response to a server's request, or not a message.
         let method = envelope.method.as_deref()?;
@@ -967,18 +997,17 @@ impl Shaper {
         request.uri = params.uri.map(std::borrow::Cow::into_owned);
         request.task_id = params.task_id.map(std::borrow::Cow::into_owned);
         request.meta = params.meta;
-        if method == "initialize" {
+        if method == backstop_core::method::INITIALIZE {
             request.initialize = envelope
                 .params
                 .and_then(|raw| serde_json::from_str(raw.get()).ok());
         }
-        self.machine
-            .client_request(request, may_send, Instant::now())
+        self.machine.client_request(request, may_send, now)
     }
 
     /// What to send for one message (not a batch), `None` to drop it (B5); and the raw
     /// id of the request it answers, by the rule of [`crate::message::response_ids`].
-    fn server_element(&mut self, bytes: &[u8]) -> (Option<Forward>, Option<String>) {
+    fn server_element(&mut self, now: Instant, bytes: &[u8]) -> (Option<Forward>, Option<String>) {
         let Some(envelope) = Envelope::parse(bytes) else {
             // Not strict JSON: forwarded as it came, it answers its request (B4).
             let answered = crate::lenient::response_id(bytes);
@@ -1010,21 +1039,28 @@ impl Shaper {
         let Some(id) = envelope.request_id().map(machine::RequestId::from) else {
             return (Some(Forward::Unchanged), answered);
         };
-        if self.machine.drops_answer(&id) {
-            return (None, answered);
+        let head = ServerHead {
+            id: Some(&id),
+            result: envelope.result.is_some(),
+            error: envelope.error.is_some(),
+            ended: true,
+            ..ServerHead::default()
+        };
+        match self.machine.server_head(head) {
+            Disposition::Drop => return (None, answered), // B5: answered already
+            Disposition::Pass => return (Some(Forward::Unchanged), answered),
+            Disposition::Read(_) | Disposition::CutUnheld(_) => {}
         }
-        let is_result = envelope.result.is_some();
         let response = match (&envelope.result, envelope.error) {
-            _ if !self.machine.answer_matters(&id, is_result) => None,
             (Some(result), _) => result.to_value().map(Response::Result),
             (None, Some(error)) => serde_json::from_str::<ProtocolError>(error.get())
                 .ok()
                 .map(Response::Error),
             (None, None) => None,
         };
-        let answer =
-            self.machine
-                .server_response(&id, response.unwrap_or(Response::Unread), Instant::now());
+        let answer = self
+            .machine
+            .server_response(&id, response.unwrap_or(Response::Unread), now);
         let forward = forward(answer, envelope.id.map_or("null", RawValue::get));
         (Some(forward), answered)
     }
@@ -1059,7 +1095,8 @@ fn request_id(raw: &[u8]) -> Option<machine::RequestId> {
 /// (`id_json`: its bytes are kept, escapes and all).
 fn forward(answer: Answer, id_json: &str) -> Forward {
     match answer {
-        Answer::Unchanged => Forward::Unchanged,
+        // `ListFirst` answers only a failure raised in process, never one read here.
+        Answer::Unchanged | Answer::ListFirst(_) => Forward::Unchanged,
         Answer::Result { result, .. } => Forward::Rewritten(result_response(id_json, &result)),
         Answer::TaskState { task, .. } => Forward::Rewritten(result_response(id_json, &task)),
         Answer::Error { error, .. } => Forward::Rewritten(error_response(id_json, &error)),

@@ -27,21 +27,25 @@
 //! ```
 //! use backstop_jsonrpc::stream::{MemorySink, ServerStream};
 //! use backstop_jsonrpc::Shaper;
+//! let now = std::time::Instant::now();
 //!
 //! let mut shaper = Shaper::default();
-//! shaper.client_message(br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
+//! shaper.client_message(now, br#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#);
 //! let mut stream = ServerStream::default();
 //! let mut out = MemorySink::default();
 //! for chunk in [&b"{\"jsonrpc\":\"2.0\",\"meth"[..], b"od\":\"ping\"}\n{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"to"] {
-//!     stream.push(&mut shaper, chunk, &mut out);
+//!     stream.push(&mut shaper, now, chunk, &mut out);
 //! }
-//! let cut_off = stream.finish(&mut shaper, &mut out).unwrap();
+//! let cut_off = stream.finish(&mut shaper, now, &mut out).unwrap();
 //! assert_eq!(out.sent, b"{\"jsonrpc\":\"2.0\",\"method\":\"ping\"}\n", "only whole lines");
 //! assert_eq!(cut_off.answering.as_deref(), Some("1"));
 //! assert!(shaper.is_pending(b"1"), "its request is still to be answered");
 //! ```
 
+use std::time::Instant;
+
 use backstop_core::ProtocolError;
+use backstop_core::machine::Disposition;
 use backstop_core::protocol_error::code::INTERNAL_ERROR;
 
 use crate::lenient::TopReader;
@@ -164,8 +168,8 @@ pub trait Frame {
     /// The shaper's decision for a message read whole. A transport that can send the
     /// shaper's own requests takes [`Shaper::route_server_message`] (the default);
     /// one that cannot hold a message back takes [`Shaper::server_message`].
-    fn route(&self, shaper: &mut Shaper, message: &[u8]) -> Route {
-        shaper.route_server_message(message)
+    fn route(&self, shaper: &mut Shaper, now: Instant, message: &[u8]) -> Route {
+        shaper.route_server_message(now, message)
     }
 }
 
@@ -195,11 +199,12 @@ impl Frame for LineFrame {
 ///
 /// ```
 /// use backstop_jsonrpc::stream::{CutOff, MemorySink, ServerStream};
+/// let now = std::time::Instant::now();
 /// let mut shaper = backstop_jsonrpc::Shaper::default();
 /// let mut stream = ServerStream::default();
 /// let mut sink = MemorySink::default();
-/// stream.push(&mut shaper, br#"{"jsonrpc":"2.0","method":"notifications/progr"#, &mut sink);
-/// let cut_off = stream.finish(&mut shaper, &mut sink);
+/// stream.push(&mut shaper, now, br#"{"jsonrpc":"2.0","method":"notifications/progr"#, &mut sink);
+/// let cut_off = stream.finish(&mut shaper, now, &mut sink);
 /// assert_eq!(cut_off, Some(CutOff { bytes: 46, sent: false, answering: None }));
 /// assert!(sink.sent.is_empty());
 /// ```
@@ -327,7 +332,10 @@ enum LongState {
     /// What was held could not be kept (B5) and the message cannot pass: read on only
     /// for its `id` (if it is still to come), nothing sent.
     Lost(Box<Scan>),
-    /// An answer cut without being held (B3, B4: `Shaper::cuts_unheld`): scanned,
+    /// An answer to a request backstop answered itself (B5: `Disposition::Drop`):
+    /// nothing of it held or sent, nothing more read.
+    Dropped,
+    /// An answer cut without being held (B3, B4: `Disposition::CutUnheld`): scanned,
     /// nothing held, the cut made at its end from what the scan kept.
     Cutting(Box<Scan>),
 }
@@ -340,6 +348,8 @@ struct Known {
     method: bool,
     result: bool,
     error: bool,
+    /// Holding it on would pass the stream's bound.
+    past_hold: bool,
 }
 
 impl Known {
@@ -349,14 +359,8 @@ impl Known {
             method: scan.top_method().is_some(),
             result: scan.top_result(),
             error: scan.top_error(),
+            past_hold: false,
         }
-    }
-
-    /// Whether the shaper can be asked if the message passes: an `id` alone does not
-    /// say it is a response (a server's request may carry the id of a client's, B5);
-    /// its `result`, `error` or `method` does.
-    fn decided(self) -> bool {
-        !self.id || self.method || self.result || self.error
     }
 }
 
@@ -365,19 +369,20 @@ impl LongMessage {
     ///
     /// ```
     /// use backstop_jsonrpc::{Shaper, stream::{LineFrame, LongMessage, MemorySink}};
+    /// let now = std::time::Instant::now();
     /// let mut shaper = Shaper::default();
     /// let mut sink = MemorySink::default();
     /// let mut long = LongMessage::new(&shaper);
     /// long.push(&mut shaper, br#"{"jsonrpc":"2.0","method":"notifications/progress"}"#, b"raw", &mut sink);
     /// assert_eq!(sink.sent, b"raw", "a notification passes as it comes");
-    /// long.end(&mut shaper, &mut LineFrame, &mut sink);
+    /// long.end(&mut shaper, now, &mut LineFrame, &mut sink);
     /// assert_eq!(sink.sent, b"raw\n");
     /// ```
     pub fn new(shaper: &Shaper) -> Self {
         Self {
             state: LongState::Scanning {
                 // The tool is not known before the id: hold what any policy keeps.
-                scan: Box::new(Scan::holding(shaper.held_ends(None))),
+                scan: Box::new(Scan::holding(shaper.limit().held_ends(None))),
                 asked: Known::default(),
             },
             answers: None,
@@ -397,8 +402,9 @@ impl LongMessage {
     /// ```
     /// use backstop_core::Limit;
     /// use backstop_jsonrpc::{Shaper, stream::{LineFrame, LongMessage, MemorySink}};
+    /// let now = std::time::Instant::now();
     /// let mut shaper = Shaper::new(Limit::new(1_000).unwrap());
-    /// shaper.client_message(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"logs"}}"#);
+    /// shaper.client_message(now, br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"logs"}}"#);
     /// let mut sink = MemorySink::default();
     /// let mut long = LongMessage::new(&shaper).unheld_from(0);
     /// let start = br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":""#;
@@ -407,7 +413,7 @@ impl LongMessage {
     /// long.push(&mut shaper, text.as_bytes(), text.as_bytes(), &mut sink);
     /// assert!(sink.held.is_empty(), "nothing held");
     /// long.push(&mut shaper, b"\x01\"}]}}", b"\x01\"}]}}", &mut sink);
-    /// assert_eq!(long.end(&mut shaper, &mut LineFrame, &mut sink), ["1"]);
+    /// assert_eq!(long.end(&mut shaper, now, &mut LineFrame, &mut sink), ["1"]);
     /// let sent = String::from_utf8(sink.sent).unwrap();
     /// let at = start.len() + text.len();
     /// assert!(sent.contains(&format!("stopped being JSON at byte {at}: a control character inside a string")), "{sent}");
@@ -426,16 +432,16 @@ impl LongMessage {
         sink: &mut impl Sink,
     ) {
         self.bytes += message.len() as u64;
-        let cutting = matches!(self.state, LongState::Cutting(_));
+        // An answer being cut is read whole by its scan, which says at its end whether
+        // it was cut off, and is answered by its id: it is spared these second reads;
+        // one dropped needs neither.
+        let read_elsewhere = matches!(self.state, LongState::Cutting(_) | LongState::Dropped);
         if let Some(outline) = &mut self.outline
-            && !cutting
+            && !read_elsewhere
         {
-            // An answer being cut is read whole by its scan, which says at its end
-            // whether it was cut off: it is spared this second read.
             outline.push(message);
         }
-        if !cutting {
-            // An answer cut unheld is answered by the strict scan's id.
+        if !read_elsewhere {
             self.top.push(message);
         }
         let (scan, asked) = match &mut self.state {
@@ -443,6 +449,7 @@ impl LongMessage {
                 sink.send(framed);
                 return;
             }
+            LongState::Dropped => return,
             LongState::Lost(scan) => {
                 if scan.top_id().is_none() {
                     scan.push(message);
@@ -457,42 +464,56 @@ impl LongMessage {
         };
         scan.push(message);
         let min = self.unheld_from.max(shaper.limit().max_bytes() as u64);
-        if let Some(at) = scan.unheld_from(min)
-            && at < self.bytes
-            && let Some(id) = scan.top_id()
-            && shaper.cuts_unheld(id, at + 1)
-        {
-            // An answer being cut: what was held goes, nothing more is (B3, B4); the
-            // scan holds what its tool's policy keeps.
-            scan.hold_ends(shaper.held_ends(Some(id)));
-            sink.discard();
-            if let LongState::Scanning { scan, .. } =
-                std::mem::replace(&mut self.state, LongState::Passing)
-            {
-                self.state = LongState::Cutting(scan);
-            }
-            return;
-        }
-        sink.hold(framed);
-        let known = Known::of(scan);
+        let mut known = Known::of(scan);
+        // Holding it on would pass the bound: asked once, with its id known.
+        let past_hold_at = scan
+            .unheld_from(min)
+            .filter(|&at| at < self.bytes && known.id);
+        known.past_hold = past_hold_at.is_some();
         // Not JSON: it passes at once; the lenient reader says at its end which request
         // it answers, as on the whole-line path.
         let invalid = scan.is_invalid();
         if !invalid && known == *asked {
+            sink.hold(framed);
             return;
         }
-        if known.id && !asked.id {
-            // The id says which call this answers: hold what its tool's policy keeps.
-            scan.hold_ends(shaper.held_ends(scan.top_id()));
-        }
+        let newly_identified = known.id && !asked.id;
         *asked = known;
         let awaited = scan.top_id().is_some_and(|id| shaper.is_pending(id));
-        if !invalid
-            && (!known.decided()
-                || !shaper.passes_early(scan.top_id(), scan.top_method(), scan.top_result()))
-        {
-            return;
+        if !invalid {
+            match shaper.server_head(scan, past_hold_at) {
+                Disposition::CutUnheld(ends) => {
+                    // An answer being cut: what was held goes, nothing more is (B3,
+                    // B4); the scan holds what its tool's policy keeps.
+                    scan.hold_ends(ends);
+                    sink.discard();
+                    if let LongState::Scanning { scan, .. } =
+                        std::mem::replace(&mut self.state, LongState::Passing)
+                    {
+                        self.state = LongState::Cutting(scan);
+                    }
+                    return;
+                }
+                Disposition::Drop => {
+                    // Backstop answered its request itself: nothing of it goes (B5).
+                    sink.discard();
+                    self.answers = scan.top_id().map(<[u8]>::to_vec);
+                    self.state = LongState::Dropped;
+                    return;
+                }
+                Disposition::Read(ends) => {
+                    sink.hold(framed);
+                    if newly_identified {
+                        // The id says which call this answers: hold what its tool's
+                        // policy keeps.
+                        scan.hold_ends(ends);
+                    }
+                    return;
+                }
+                Disposition::Pass => {}
+            }
         }
+        sink.hold(framed);
         if sink.held_lost() {
             // It would pass from here, but its start is not held: it cannot (B5).
             sink.discard();
@@ -504,7 +525,7 @@ impl LongMessage {
             }
             return;
         }
-        // An answer passing (`passes_early` ended its request); otherwise, its request
+        // An answer passing (`server_head` ended its request); otherwise, its request
         // is known only at its end (B4: read leniently).
         if !invalid && !known.method {
             self.answers = scan.top_id().map(<[u8]>::to_vec);
@@ -519,6 +540,7 @@ impl LongMessage {
     pub fn end(
         self,
         shaper: &mut Shaper,
+        now: Instant,
         frame: &mut impl Frame,
         sink: &mut impl Sink,
     ) -> Vec<String> {
@@ -538,15 +560,17 @@ impl LongMessage {
             LongState::Lost(scan) => {
                 answers.extend(answer_lost(&scan.finish(), self.bytes, shaper, frame, sink));
             }
+            // Its request answered by backstop already: nothing goes (B5).
+            LongState::Dropped => {}
             LongState::Cutting(scan) => {
                 let scanned = scan.finish();
                 answers.extend(scanned.id.clone().and_then(|id| String::from_utf8(id).ok()));
-                let route = shaper.cut_unheld(&scanned, self.bytes);
+                let route = shaper.cut_unheld(now, &scanned, self.bytes);
                 emit(route, OriginalAt::InSink, frame, sink);
             }
             LongState::Scanning { scan, .. } => {
                 let scanned = scan.finish();
-                let decision = shaper.long_server_message(&scanned);
+                let decision = shaper.long_server_message(now, &scanned);
                 // Sent as it came (not JSON, or needing no change): the lenient reader
                 // says which request it answers, by the rule every path keeps (B4, A0).
                 let as_it_came = matches!(&decision,
@@ -581,7 +605,7 @@ impl LongMessage {
                     LongDecision::NeedsWhole => {
                         let whole = sink.take_held();
                         let message = frame.message(&whole);
-                        let mut route = frame.route(shaper, &message);
+                        let mut route = frame.route(shaper, now, &message);
                         answers = route
                             .answered
                             .take()
@@ -603,12 +627,13 @@ impl LongMessage {
     fn end_of_output(
         self,
         shaper: &mut Shaper,
+        now: Instant,
         frame: &mut impl Frame,
         sink: &mut impl Sink,
     ) -> Option<CutOff> {
         let open = self.outline.is_some_and(|outline| outline.is_open());
         if !open && !matches!(self.state, LongState::Cutting(_)) {
-            self.end(shaper, frame, sink);
+            self.end(shaper, now, frame, sink);
             return None;
         }
         let waited_for =
@@ -630,12 +655,13 @@ impl LongMessage {
                 answer_lost(&scan.finish(), self.bytes, shaper, frame, sink);
                 (false, None)
             }
+            LongState::Dropped => (false, None),
             LongState::Cutting(scan) => {
                 let scanned = scan.finish();
                 // Its scan read it all: it is cut off when it broke at its very end
                 // (it ended before its structure closed, as its outline would say).
                 if scanned.broken.is_none_or(|broken| broken.at != self.bytes) {
-                    let route = shaper.cut_unheld(&scanned, self.bytes);
+                    let route = shaper.cut_unheld(now, &scanned, self.bytes);
                     emit(route, OriginalAt::InSink, frame, sink);
                     return None;
                 }
@@ -716,14 +742,15 @@ fn answer_lost(
 ///
 /// ```
 /// use backstop_jsonrpc::{Shaper, stream::{LineFrame, MemorySink, Message}};
+/// let now = std::time::Instant::now();
 /// let mut shaper = Shaper::default();
-/// shaper.client_message(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#);
+/// shaper.client_message(now, br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#);
 /// let mut sink = MemorySink::default();
 /// let mut message = Message::new(LineFrame, 1 << 20);
 /// message.push(&mut shaper, br#"{"jsonrpc":"2.0","id":1,"#, b"raw1 ", &mut sink);
 /// message.push(&mut shaper, br#""error":{"code":-32603,"message":"boom"}}"#, b"raw2", &mut sink);
 /// assert!(sink.sent.is_empty(), "a short message is shaped whole, at its end");
-/// let ended = message.end(&mut shaper, &mut sink);
+/// let ended = message.end(&mut shaper, now, &mut sink);
 /// assert_eq!(ended.answered, ["1"]);
 /// assert!(String::from_utf8(sink.sent).unwrap().contains(r#""isError":true"#));
 /// ```
@@ -807,14 +834,14 @@ impl<F: Frame> Message<F> {
     }
 
     /// The end of the message: it is sent, as it came or as the shaper rewrote it.
-    pub fn end(mut self, shaper: &mut Shaper, sink: &mut impl Sink) -> Ended {
+    pub fn end(mut self, shaper: &mut Shaper, now: Instant, sink: &mut impl Sink) -> Ended {
         match self.state {
             MessageState::Long(long) => Ended {
-                answered: long.end(shaper, &mut self.frame, sink),
+                answered: long.end(shaper, now, &mut self.frame, sink),
                 whole: None,
             },
             MessageState::Collecting { message, framed } => {
-                let mut route = self.frame.route(shaper, &message);
+                let mut route = self.frame.route(shaper, now, &message);
                 let answered = route
                     .answered
                     .take()
@@ -897,7 +924,13 @@ impl ServerStream {
     }
 
     /// The next bytes the server wrote.
-    pub fn push(&mut self, shaper: &mut Shaper, mut chunk: &[u8], sink: &mut impl Sink) {
+    pub fn push(
+        &mut self,
+        shaper: &mut Shaper,
+        now: Instant,
+        mut chunk: &[u8],
+        sink: &mut impl Sink,
+    ) {
         while !chunk.is_empty() {
             let (part, rest, ends) = match memchr::memchr(b'\n', chunk) {
                 Some(i) => (&chunk[..i], &chunk[i + 1..], true),
@@ -908,7 +941,7 @@ impl ServerStream {
                 None if self.line.len() + part.len() <= self.whole_line_bytes => {
                     self.line.extend_from_slice(part);
                     if ends {
-                        self.whole_line(shaper, sink);
+                        self.whole_line(shaper, now, sink);
                     }
                 }
                 None => {
@@ -922,7 +955,7 @@ impl ServerStream {
                 Some(long) => long.push(shaper, part, part, sink),
             }
             if ends && let Some(long) = self.long.take() {
-                long.end(shaper, &mut LineFrame, sink);
+                long.end(shaper, now, &mut LineFrame, sink);
             }
         }
     }
@@ -932,9 +965,14 @@ impl ServerStream {
     /// middle is not sent — or, when a part of it was sent as it came, is ended there
     /// — and is what this returns (SPEC B5): its request, if one waited for it, is the
     /// owner's to answer with an error saying the server stopped in its answer.
-    pub fn finish(&mut self, shaper: &mut Shaper, sink: &mut impl Sink) -> Option<CutOff> {
+    pub fn finish(
+        &mut self,
+        shaper: &mut Shaper,
+        now: Instant,
+        sink: &mut impl Sink,
+    ) -> Option<CutOff> {
         match self.long.take() {
-            Some(long) => long.end_of_output(shaper, &mut LineFrame, sink),
+            Some(long) => long.end_of_output(shaper, now, &mut LineFrame, sink),
             None if self.line.is_empty() => None,
             None if is_cut_off(&self.line) => {
                 let answering = crate::lenient::response_id(&self.line)
@@ -948,14 +986,14 @@ impl ServerStream {
                 Some(cut_off)
             }
             None => {
-                self.whole_line(shaper, sink);
+                self.whole_line(shaper, now, sink);
                 None
             }
         }
     }
 
-    fn whole_line(&mut self, shaper: &mut Shaper, sink: &mut impl Sink) {
-        let route = shaper.route_server_message(&self.line);
+    fn whole_line(&mut self, shaper: &mut Shaper, now: Instant, sink: &mut impl Sink) {
+        let route = shaper.route_server_message(now, &self.line);
         emit(route, OriginalAt::Here(&self.line), &mut LineFrame, sink);
         self.reuse_line();
     }

@@ -45,7 +45,10 @@ fn shaper() -> Shaper {
 
 fn client(shaper: &mut Shaper, message: &Value) {
     let bytes = serde_json::to_vec(message).unwrap();
-    assert_eq!(shaper.client_message(&bytes), Forward::Unchanged);
+    assert_eq!(
+        shaper.client_message(Instant::now(), &bytes),
+        Forward::Unchanged
+    );
 }
 
 fn call(shaper: &mut Shaper, id: Value, tool: &str, arguments: Value) {
@@ -58,7 +61,7 @@ fn call(shaper: &mut Shaper, id: Value, tool: &str, arguments: Value) {
 
 /// What the shaper sends for a server line: `None` when unchanged, else the new line.
 fn server(shaper: &mut Shaper, line: &str) -> Option<String> {
-    match shaper.server_message(line.as_bytes()) {
+    match shaper.server_message(Instant::now(), line.as_bytes()) {
         Forward::Unchanged => None,
         Forward::Rewritten(bytes) => Some(String::from_utf8(bytes).unwrap()),
     }
@@ -232,7 +235,10 @@ fn v2_a_serde_type_error_is_placed_where_the_schema_says() {
     // Arguments whose values serde_json cannot read (a number past f64's range): the
     // names still count (V4), and the problem stays at the root.
     let call = br#"{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"takes_int","arguments":{"count":"SECRET-VALUE","big":1e400}}}"#;
-    assert_eq!(shaper.client_message(call), Forward::Unchanged);
+    assert_eq!(
+        shaper.client_message(Instant::now(), call),
+        Forward::Unchanged
+    );
     let line = rewritten(&mut shaper, &failed(10));
     assert!(
         line.contains(r#"__root__\n  Input should be a valid integer"#)
@@ -402,7 +408,7 @@ fn a2_batches_are_shaped_element_by_element() {
     ]);
     assert!(
         shaper
-            .client_message(&serde_json::to_vec(&batch).unwrap())
+            .client_message(Instant::now(), &serde_json::to_vec(&batch).unwrap())
             .is_unchanged()
     );
     assert_eq!(shaper.pending().len(), 2);
@@ -451,7 +457,7 @@ fn a2_what_is_not_a_response_to_a_pending_request_passes() {
     }
     // The client's answer to the server's request is not a request.
     let answer = br#"{"jsonrpc":"2.0","id":77,"result":{"content":{}}}"#;
-    assert!(shaper.client_message(answer).is_unchanged());
+    assert!(shaper.client_message(Instant::now(), answer).is_unchanged());
     assert_eq!(shaper.pending().len(), 0);
 }
 
@@ -489,7 +495,7 @@ fn pending_requests_are_answered_when_the_server_is_gone() {
     let mut shaper = shaper();
     call(&mut shaper, json!("x"), "capture_pane", json!({}));
     call(&mut shaper, json!(2), "capture_pane", json!({}));
-    let lines = shaper.answer_pending(&ProtocolError::new(-32603, "gone"));
+    let lines = shaper.answer_pending(Instant::now(), &ProtocolError::new(-32603, "gone"));
     let lines: Vec<String> = lines
         .into_iter()
         .map(|l| String::from_utf8(l).unwrap())
@@ -518,9 +524,14 @@ fn b5_a_late_answer_to_a_request_answered_here_is_dropped() {
             r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":[{{"type":"text","text":"late"}}]}}}}"#
         )
     };
-    assert_eq!(shaper.server_route(late("1").as_bytes()).forward, None);
+    assert_eq!(
+        shaper
+            .server_route(Instant::now(), late("1").as_bytes())
+            .forward,
+        None
+    );
     let batch = format!("[{},{}]", late("1"), late(r#""two""#));
-    let route = shaper.server_route(batch.as_bytes());
+    let route = shaper.server_route(Instant::now(), batch.as_bytes());
     assert_eq!(
         route.forward,
         Some(Forward::Rewritten(
@@ -530,39 +541,67 @@ fn b5_a_late_answer_to_a_request_answered_here_is_dropped() {
     );
     assert!(shaper.pending().is_empty());
     // Nothing pending: still read, and dropped; a batch of only such answers too.
-    assert_eq!(shaper.server_route(late("1").as_bytes()).forward, None);
+    assert_eq!(
+        shaper
+            .server_route(Instant::now(), late("1").as_bytes())
+            .forward,
+        None
+    );
     let batch = format!("[{}]", late("1"));
-    assert_eq!(shaper.server_route(batch.as_bytes()).forward, None);
+    assert_eq!(
+        shaper
+            .server_route(Instant::now(), batch.as_bytes())
+            .forward,
+        None
+    );
     // The id 1 as a string is another request's; a notification passes.
     let note = r#"{"jsonrpc":"2.0","method":"notifications/message","params":{}}"#;
     for passes in [late(r#""1""#), note.to_owned()] {
         assert_eq!(
-            shaper.server_route(passes.as_bytes()).forward,
+            shaper
+                .server_route(Instant::now(), passes.as_bytes())
+                .forward,
             Some(Forward::Unchanged)
         );
     }
     // The client sends id 1 again: its answer is the server's to give.
     call(&mut shaper, json!(1), "capture_pane", json!({}));
     assert_eq!(
-        shaper.server_route(late("1").as_bytes()).forward,
+        shaper
+            .server_route(Instant::now(), late("1").as_bytes())
+            .forward,
         Some(Forward::Unchanged)
     );
     // Answered here when the server is gone, too.
     call(&mut shaper, json!(3), "capture_pane", json!({}));
-    assert_eq!(shaper.answer_pending(&timeout).len(), 1);
-    assert_eq!(shaper.server_route(late("3").as_bytes()).forward, None);
+    assert_eq!(shaper.answer_pending(Instant::now(), &timeout).len(), 1);
+    assert_eq!(
+        shaper
+            .server_route(Instant::now(), late("3").as_bytes())
+            .forward,
+        None
+    );
 }
 
 #[test]
 fn the_value_api_agrees_with_the_bytes_api() {
     let mut shaper = shaper();
-    shaper.client_value(&json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {"name": "capture_pane"}}));
-    let sent = shaper.server_value(json!({"jsonrpc": "2.0", "id": 1,
-        "error": {"code": -32603, "message": "Internal error: boom"}}));
+    shaper.client_value(
+        Instant::now(),
+        &json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "capture_pane"}}),
+    );
+    let sent = shaper.server_value(
+        Instant::now(),
+        json!({"jsonrpc": "2.0", "id": 1,
+        "error": {"code": -32603, "message": "Internal error: boom"}}),
+    );
     assert_eq!(sent["result"]["content"][0]["text"], "boom");
     let untouched = json!({"jsonrpc": "2.0", "id": 2, "result": {}});
-    assert_eq!(shaper.server_value(untouched.clone()), untouched);
+    assert_eq!(
+        shaper.server_value(Instant::now(), untouched.clone()),
+        untouched
+    );
 }
 
 // ---- properties ----------------------------------------------------------------
@@ -607,14 +646,14 @@ proptest! {
     fn transparency(exchanges in prop::collection::vec(exchange(), 0..20), answer_in_reverse in any::<bool>()) {
         let mut shaper = Shaper::default();
         for (request, _) in &exchanges {
-            shaper.client_value(request);
+            shaper.client_value(Instant::now(), request);
         }
         let mut lines: Vec<&String> = exchanges.iter().map(|(_, line)| line).collect();
         if answer_in_reverse {
             lines.reverse();
         }
         for line in lines {
-            prop_assert_eq!(shaper.server_message(line.as_bytes()), Forward::Unchanged, "{}", line);
+            prop_assert_eq!(shaper.server_message(Instant::now(), line.as_bytes()), Forward::Unchanged, "{}", line);
         }
     }
 
@@ -623,10 +662,10 @@ proptest! {
     fn transparency_of_batches(exchanges in prop::collection::vec(exchange(), 1..12), space in "[ \t]{0,2}") {
         let mut shaper = Shaper::default();
         let requests: Vec<&Value> = exchanges.iter().map(|(request, _)| request).collect();
-        prop_assert!(shaper.client_message(&serde_json::to_vec(&requests).unwrap()).is_unchanged());
+        prop_assert!(shaper.client_message(Instant::now(), &serde_json::to_vec(&requests).unwrap()).is_unchanged());
         let answers: Vec<&str> = exchanges.iter().map(|(_, line)| line.as_str()).collect();
         let batch = format!("[{space}{}{space}]", answers.join(&format!("{space},{space}")));
-        prop_assert_eq!(shaper.server_message(batch.as_bytes()), Forward::Unchanged, "{}", batch);
+        prop_assert_eq!(shaper.server_message(Instant::now(), batch.as_bytes()), Forward::Unchanged, "{}", batch);
     }
 
     /// B1: any bytes, either way, never panic.
@@ -634,12 +673,12 @@ proptest! {
     fn never_panics(bytes in prop::collection::vec(any::<u8>(), 0..200), text in "\\PC{0,200}") {
         let mut shaper = shaper();
         call(&mut shaper, json!(1), "capture_pane", json!({}));
-        let _ = shaper.client_message(&bytes);
-        let _ = shaper.server_message(&bytes);
-        let _ = shaper.server_message(text.as_bytes());
+        let _ = shaper.client_message(Instant::now(), &bytes);
+        let _ = shaper.server_message(Instant::now(), &bytes);
+        let _ = shaper.server_message(Instant::now(), text.as_bytes());
         let wrapped = format!(r#"{{"jsonrpc":"2.0","id":1,"error":{{"code":-32603,"message":{}}}}}"#,
             serde_json::to_string(&text).unwrap());
-        let _ = shaper.server_message(wrapped.as_bytes());
+        let _ = shaper.server_message(Instant::now(), wrapped.as_bytes());
     }
 
     /// L2, L4 for any text: a result is byte-identical under the cap and at most the cap over it.
@@ -650,7 +689,7 @@ proptest! {
         let response = json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": text}]}});
         let line = response.to_string();
         let wire = serde_json::to_vec(&response["result"]).unwrap().len();
-        match shaper.server_message(line.as_bytes()) {
+        match shaper.server_message(Instant::now(), line.as_bytes()) {
             Forward::Unchanged => prop_assert!(wire <= cap),
             Forward::Rewritten(bytes) => {
                 prop_assert!(wire > cap);
@@ -775,7 +814,7 @@ fn b4_a_line_that_is_not_json_is_never_rewritten() {
             let mut shaper = shaper_at("2025-06-18", Limit::new(300).unwrap());
             call(&mut shaper, json!(1), "capture_pane", json!({}));
             assert_eq!(
-                shaper.server_message(&line),
+                shaper.server_message(Instant::now(), &line),
                 Forward::Unchanged,
                 "B4: {bad:?} at place {place} is forwarded as it came"
             );
@@ -836,7 +875,7 @@ proptest! {
             call(&mut shaper, json!(1), "t", json!({}));
             call(&mut shaper, json!("a"), "t", json!({}));
         }
-        let route = shaper.server_route(&bytes);
+        let route = shaper.server_route(Instant::now(), &bytes);
         let expected = backstop_jsonrpc::message::response_ids(&bytes);
         if pending {
             prop_assert!(route.answered.is_some(), "read: {}", String::from_utf8_lossy(&bytes));
@@ -851,7 +890,7 @@ fn a0_a_batch_rewritten_or_dropped_still_says_what_it_answers() {
     let mut rewriting = shaper();
     call(&mut rewriting, json!(1), "t", json!({}));
     let batch = br#"[{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"boom"}},{"jsonrpc":"2.0","method":"n"}]"#;
-    let route = rewriting.server_route(batch);
+    let route = rewriting.server_route(Instant::now(), batch);
     assert!(matches!(route.forward, Some(Forward::Rewritten(_))));
     assert_eq!(route.answered, Some(vec!["1".to_owned()]));
     // Dropped: each element answers a request backstop answered itself (B5).
@@ -861,7 +900,7 @@ fn a0_a_batch_rewritten_or_dropped_still_says_what_it_answers() {
     let error = ProtocolError::new(-32603, "The MCP server did not answer in time");
     dropping.answer_requests(&["2".to_owned(), r#""b""#.to_owned()], &error);
     let late = br#"[{"jsonrpc":"2.0","id":2,"result":{"content":[]}},{"jsonrpc":"2.0","id":"b","result":{"content":[]}}]"#;
-    let route = dropping.server_route(late);
+    let route = dropping.server_route(Instant::now(), late);
     assert_eq!(route.forward, None);
     assert_eq!(
         route.answered,
@@ -882,7 +921,7 @@ fn b4_an_error_or_a_batch_element_that_is_not_json_is_never_rewritten() {
         let error =
             splice(r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"boom","x":"@"}}"#);
         assert_eq!(
-            first.server_message(&error),
+            first.server_message(Instant::now(), &error),
             Forward::Unchanged,
             "B4: {bad:?}"
         );
@@ -893,7 +932,7 @@ fn b4_an_error_or_a_batch_element_that_is_not_json_is_never_rewritten() {
             r#"[{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"boom"}},{"jsonrpc":"2.0","method":"m","params":{"p":"@"}}]"#,
         );
         assert_eq!(
-            second.server_message(&batch),
+            second.server_message(Instant::now(), &batch),
             Forward::Unchanged,
             "B4: {bad:?}"
         );
@@ -919,7 +958,7 @@ proptest! {
         let line = [&valid[..at], bad, &valid[at..]].concat();
         let mut shaper = shaper_at("2025-06-18", Limit::new(300).unwrap());
         call(&mut shaper, json!(1), "capture_pane", json!({}));
-        let forward = shaper.server_message(&line);
+        let forward = shaper.server_message(Instant::now(), &line);
         if serde_json::from_slice::<Value>(&line).is_err() {
             prop_assert_eq!(forward, Forward::Unchanged, "{}", String::from_utf8_lossy(&line));
         }
@@ -932,7 +971,7 @@ const OWN_LIST_1: &str = "backstop/tools/list#1";
 
 /// Route a client message; the message itself always goes on unchanged.
 fn route_client(shaper: &mut Shaper, message: &Value) -> Vec<Value> {
-    let route = shaper.route_client_message(&serde_json::to_vec(message).unwrap());
+    let route = shaper.route_client_message(Instant::now(), &serde_json::to_vec(message).unwrap());
     assert_eq!(
         route.forward,
         Some(Forward::Unchanged),
@@ -960,12 +999,15 @@ fn routed_session_of(mut shaper: Shaper) -> Shaper {
     let answer =
         br#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-06-18","capabilities":{}}}"#;
     assert_eq!(
-        shaper.route_server_message(answer).forward,
+        shaper.route_server_message(Instant::now(), answer).forward,
         Some(Forward::Unchanged)
     );
     // The server takes requests only after `notifications/initialized`.
     assert!(route_client(&mut shaper, &call_message(json!(99), "takes_int")).is_empty());
-    shaper.route_server_message(br#"{"jsonrpc":"2.0","id":99,"result":{"content":[]}}"#);
+    shaper.route_server_message(
+        Instant::now(),
+        br#"{"jsonrpc":"2.0","id":99,"result":{"content":[]}}"#,
+    );
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
     assert!(route_client(&mut shaper, &initialized).is_empty());
     shaper
@@ -1000,7 +1042,7 @@ fn r5_e8_a_call_during_the_handshake_is_answered_with_the_listing_s_catalog() {
     assert!(route_client(&mut shaper, &call_message(json!(1), "take_int")).is_empty());
     let answer =
         br#"{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{}}}"#;
-    let route = shaper.route_server_message(answer);
+    let route = shaper.route_server_message(Instant::now(), answer);
     assert_eq!(route.forward, Some(Forward::Unchanged));
     assert!(route.to_server.is_empty(), "not initialized yet");
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
@@ -1009,7 +1051,7 @@ fn r5_e8_a_call_during_the_handshake_is_answered_with_the_listing_s_catalog() {
         "sent now, the listing would overtake the notification"
     );
     // The next server message — the call's answer — sends the listing and waits for it.
-    let held = shaper.route_server_message(UNKNOWN_TAKE_INT.as_bytes());
+    let held = shaper.route_server_message(Instant::now(), UNKNOWN_TAKE_INT.as_bytes());
     assert_eq!(held.forward, None, "held");
     let sent: Vec<Value> = held
         .to_server
@@ -1020,7 +1062,10 @@ fn r5_e8_a_call_during_the_handshake_is_answered_with_the_listing_s_catalog() {
         sent,
         [json!({"jsonrpc": "2.0", "id": OWN_LIST_1, "method": "tools/list"})]
     );
-    let last = shaper.route_server_message(page(OWN_LIST_1, &["takes_int"], None).as_bytes());
+    let last = shaper.route_server_message(
+        Instant::now(),
+        page(OWN_LIST_1, &["takes_int"], None).as_bytes(),
+    );
     assert_eq!(last.forward, None, "the listing is the shaper's own");
     assert_eq!(
         last.to_client,
@@ -1029,7 +1074,7 @@ fn r5_e8_a_call_during_the_handshake_is_answered_with_the_listing_s_catalog() {
     // Given once: the next message passes.
     let ping = br#"{"jsonrpc":"2.0","method":"notifications/progress"}"#;
     assert_eq!(
-        shaper.route_server_message(ping),
+        shaper.route_server_message(Instant::now(), ping),
         backstop_jsonrpc::Route::forward(Forward::Unchanged)
     );
 }
@@ -1045,11 +1090,13 @@ fn e8_a_call_before_any_listing_makes_the_shaper_list_the_tools_page_by_page() {
     );
     assert_eq!(shaper.pending().len(), 1, "the listing is not the client's");
     // The server answers the call before the listing: queued.
-    let held = shaper.route_server_message(UNKNOWN_TAKE_INT.as_bytes());
+    let held = shaper.route_server_message(Instant::now(), UNKNOWN_TAKE_INT.as_bytes());
     assert_eq!(held, backstop_jsonrpc::Route::default());
     // The first page asks for the next one; neither is forwarded.
-    let first =
-        shaper.route_server_message(page(OWN_LIST_1, &["capture_pane"], Some("p2")).as_bytes());
+    let first = shaper.route_server_message(
+        Instant::now(),
+        page(OWN_LIST_1, &["capture_pane"], Some("p2")).as_bytes(),
+    );
     assert_eq!(first.forward, None);
     assert!(first.to_client.is_empty());
     let next: Vec<Value> = first
@@ -1063,8 +1110,10 @@ fn e8_a_call_before_any_listing_makes_the_shaper_list_the_tools_page_by_page() {
             json!({"jsonrpc": "2.0", "id": "backstop/tools/list#2", "method": "tools/list", "params": {"cursor": "p2"}})
         ]
     );
-    let last =
-        shaper.route_server_message(page("backstop/tools/list#2", &["takes_int"], None).as_bytes());
+    let last = shaper.route_server_message(
+        Instant::now(),
+        page("backstop/tools/list#2", &["takes_int"], None).as_bytes(),
+    );
     assert_eq!(last.forward, None);
     assert!(last.to_server.is_empty());
     let released: Vec<String> = last
@@ -1098,9 +1147,16 @@ fn b5_a_late_answer_held_for_the_listing_is_dropped_when_released() {
     assert_eq!(shaper.answer_requests(&["7".into()], &timeout).len(), 1);
     let late = br#"{"jsonrpc":"2.0","id":7,"result":{"content":[]}}"#;
     for line in [UNKNOWN_TAKE_INT.as_bytes(), late] {
-        assert_eq!(shaper.route_server_message(line).forward, None, "held");
+        assert_eq!(
+            shaper.route_server_message(Instant::now(), line).forward,
+            None,
+            "held"
+        );
     }
-    let done = shaper.route_server_message(page(OWN_LIST_1, &["takes_int"], None).as_bytes());
+    let done = shaper.route_server_message(
+        Instant::now(),
+        page(OWN_LIST_1, &["takes_int"], None).as_bytes(),
+    );
     assert_eq!(
         done.to_client.len(),
         1,
@@ -1123,7 +1179,7 @@ fn b3_a_long_answer_during_the_own_listing_is_cut_unheld_after_what_waits() {
         1
     );
     assert!(route_client(&mut shaper, &call_message(json!(2), "logs")).is_empty());
-    let waiting = shaper.route_server_message(UNKNOWN_TAKE_INT.as_bytes());
+    let waiting = shaper.route_server_message(Instant::now(), UNKNOWN_TAKE_INT.as_bytes());
     assert_eq!(waiting.forward, None, "held for the listing");
     let text = "line of output\\n".repeat(200_000);
     let line = format!(
@@ -1132,10 +1188,10 @@ fn b3_a_long_answer_during_the_own_listing_is_cut_unheld_after_what_waits() {
     let mut stream = ServerStream::new(64 << 10).unheld_from(0);
     let mut sink = MemorySink::default();
     for chunk in line.as_bytes().chunks(50_000) {
-        stream.push(&mut shaper, chunk, &mut sink);
+        stream.push(&mut shaper, Instant::now(), chunk, &mut sink);
         assert!(sink.held.len() < 200_000, "B3: held {}", sink.held.len());
     }
-    stream.push(&mut shaper, b"\n", &mut sink);
+    stream.push(&mut shaper, Instant::now(), b"\n", &mut sink);
     assert_eq!(sink.read_whole, 0, "B3: never read whole");
     let sent = String::from_utf8(sink.sent).unwrap();
     let lines: Vec<&str> = sent.lines().collect();
@@ -1159,8 +1215,13 @@ fn b3_a_long_answer_during_the_own_listing_is_cut_unheld_after_what_waits() {
     let listing = json!({"jsonrpc": "2.0", "id": OWN_LIST_1, "result": {"tools": [
         {"name": "takes_int", "description": description, "inputSchema": {"type": "object"}}]}});
     let mut sink = MemorySink::default();
-    stream.push(&mut shaper, listing.to_string().as_bytes(), &mut sink);
-    stream.push(&mut shaper, b"\n", &mut sink);
+    stream.push(
+        &mut shaper,
+        Instant::now(),
+        listing.to_string().as_bytes(),
+        &mut sink,
+    );
+    stream.push(&mut shaper, Instant::now(), b"\n", &mut sink);
     assert!(
         sink.sent.is_empty(),
         "the listing's answer is the shaper's own"
@@ -1180,7 +1241,9 @@ fn e8_own_listing_keeps_the_order_of_everything_the_server_sends_meanwhile() {
     let progress =
         br#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}"#;
     assert_eq!(
-        shaper.route_server_message(progress).forward,
+        shaper
+            .route_server_message(Instant::now(), progress)
+            .forward,
         Some(Forward::Unchanged)
     );
     // The call's answer is held, and so is all that comes after it.
@@ -1190,9 +1253,15 @@ fn e8_own_listing_keeps_the_order_of_everything_the_server_sends_meanwhile() {
         br#"{"jsonrpc":"2.0","id":2,"result":{}}"#,
     ];
     for line in after {
-        assert_eq!(shaper.route_server_message(line).forward, None);
+        assert_eq!(
+            shaper.route_server_message(Instant::now(), line).forward,
+            None
+        );
     }
-    let done = shaper.route_server_message(page(OWN_LIST_1, &["takes_int"], None).as_bytes());
+    let done = shaper.route_server_message(
+        Instant::now(),
+        page(OWN_LIST_1, &["takes_int"], None).as_bytes(),
+    );
     assert_eq!(done.to_client.len(), 3);
     assert!(String::from_utf8_lossy(&done.to_client[0]).contains("Did you mean 'takes_int'?"));
     assert_eq!(done.to_client[1], after[1], "B1: unchanged, in order");
@@ -1205,14 +1274,14 @@ fn e8_a_failed_listing_releases_the_queued_answer_as_the_server_gave_it() {
     route_client(&mut shaper, &call_message(json!(1), "take_int"));
     assert_eq!(
         shaper
-            .route_server_message(UNKNOWN_TAKE_INT.as_bytes())
+            .route_server_message(Instant::now(), UNKNOWN_TAKE_INT.as_bytes())
             .forward,
         None
     );
     let error = format!(
         r#"{{"jsonrpc":"2.0","id":"{OWN_LIST_1}","error":{{"code":-32601,"message":"Method not found"}}}}"#
     );
-    let released = shaper.route_server_message(error.as_bytes());
+    let released = shaper.route_server_message(Instant::now(), error.as_bytes());
     assert_eq!(
         released.forward, None,
         "the listing's answer is the shaper's own"
@@ -1227,7 +1296,7 @@ fn e8_a_failed_listing_releases_the_queued_answer_as_the_server_gave_it() {
     // … until its tool list changes.
     let changed = br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#;
     assert_eq!(
-        shaper.route_server_message(changed).forward,
+        shaper.route_server_message(Instant::now(), changed).forward,
         Some(Forward::Unchanged)
     );
     let sent = route_client(&mut shaper, &call_message(json!(3), "take_int"));
@@ -1238,16 +1307,19 @@ fn e8_a_failed_listing_releases_the_queued_answer_as_the_server_gave_it() {
 fn e8_the_listing_refreshes_after_list_changed() {
     let mut shaper = routed_session();
     route_client(&mut shaper, &call_message(json!(1), "a"));
-    shaper.route_server_message(page(OWN_LIST_1, &["a"], None).as_bytes());
+    shaper.route_server_message(Instant::now(), page(OWN_LIST_1, &["a"], None).as_bytes());
     assert_eq!(
         shaper
-            .route_server_message(br#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#)
+            .route_server_message(
+                Instant::now(),
+                br#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#
+            )
             .forward,
         Some(Forward::Unchanged)
     );
     let changed = br#"{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}"#;
     assert_eq!(
-        shaper.route_server_message(changed).forward,
+        shaper.route_server_message(Instant::now(), changed).forward,
         Some(Forward::Unchanged)
     );
     let sent = route_client(&mut shaper, &call_message(json!(2), "bb"));
@@ -1258,12 +1330,16 @@ fn e8_the_listing_refreshes_after_list_changed() {
     assert_eq!(
         shaper
             .route_server_message(
+                Instant::now(),
                 br#"{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"Unknown tool: bb"}}"#
             )
             .forward,
         None
     );
-    let done = shaper.route_server_message(page("backstop/tools/list#2", &["b"], None).as_bytes());
+    let done = shaper.route_server_message(
+        Instant::now(),
+        page("backstop/tools/list#2", &["b"], None).as_bytes(),
+    );
     let e8: Value = serde_json::from_slice(&done.to_client[0]).unwrap();
     assert_eq!(
         e8["error"]["data"]["suggestion"], "Did you mean 'b'?",
@@ -1302,11 +1378,11 @@ fn e8_when_the_server_dies_mid_listing_the_queued_answer_goes_first() {
     route_client(&mut shaper, &call_message(json!(2), "capture_pane"));
     assert_eq!(
         shaper
-            .route_server_message(UNKNOWN_TAKE_INT.as_bytes())
+            .route_server_message(Instant::now(), UNKNOWN_TAKE_INT.as_bytes())
             .forward,
         None
     );
-    let lines = shaper.answer_pending(&ProtocolError::new(-32603, "gone"));
+    let lines = shaper.answer_pending(Instant::now(), &ProtocolError::new(-32603, "gone"));
     let lines: Vec<String> = lines
         .into_iter()
         .map(|l| String::from_utf8(l).unwrap())
@@ -1329,7 +1405,7 @@ fn b1_holding_for_the_listing_ends_when_its_patience_does() {
     let mut shaper = routed_session();
     let sent = Instant::now();
     route_client(&mut shaper, &call_message(json!(1), "take_int"));
-    let route = shaper.route_server_message(UNKNOWN_TAKE_INT.as_bytes());
+    let route = shaper.route_server_message(Instant::now(), UNKNOWN_TAKE_INT.as_bytes());
     assert_eq!(route.forward, None, "held for the listing");
     let due = shaper.poll_timeout().expect("a message waits");
     assert!(due >= sent + LISTING_PATIENCE && due <= Instant::now() + LISTING_PATIENCE);
@@ -1345,10 +1421,13 @@ fn b1_holding_for_the_listing_ends_when_its_patience_does() {
     assert_eq!(shaper.poll_timeout(), None);
     let note = br#"{"jsonrpc":"2.0","method":"notifications/message"}"#;
     assert_eq!(
-        shaper.route_server_message(note).forward,
+        shaper.route_server_message(Instant::now(), note).forward,
         Some(Forward::Unchanged)
     );
-    let late = shaper.route_server_message(page(OWN_LIST_1, &["takes_int"], None).as_bytes());
+    let late = shaper.route_server_message(
+        Instant::now(),
+        page(OWN_LIST_1, &["takes_int"], None).as_bytes(),
+    );
     assert_eq!(late, backstop_jsonrpc::Route::default());
 }
 
@@ -1358,16 +1437,19 @@ fn e8_holding_is_bounded() {
     route_client(&mut shaper, &call_message(json!(1), "take_int"));
     assert_eq!(
         shaper
-            .route_server_message(UNKNOWN_TAKE_INT.as_bytes())
+            .route_server_message(Instant::now(), UNKNOWN_TAKE_INT.as_bytes())
             .forward,
         None
     );
     let note = br#"{"jsonrpc":"2.0","method":"notifications/message"}"#;
     for _ in 1..backstop_core::machine::MAX_HELD_MESSAGES {
-        assert_eq!(shaper.route_server_message(note).forward, None);
+        assert_eq!(
+            shaper.route_server_message(Instant::now(), note).forward,
+            None
+        );
     }
     // One more: the bound is passed; everything goes, in order, undecided.
-    let route = shaper.route_server_message(note);
+    let route = shaper.route_server_message(Instant::now(), note);
     assert_eq!(
         route.to_client.len(),
         backstop_core::machine::MAX_HELD_MESSAGES
@@ -1375,7 +1457,10 @@ fn e8_holding_is_bounded() {
     assert_eq!(route.to_client[0], UNKNOWN_TAKE_INT.as_bytes());
     assert_eq!(route.forward, Some(Forward::Unchanged));
     // The listing's late answer is still the shaper's own.
-    let late = shaper.route_server_message(page(OWN_LIST_1, &["takes_int"], None).as_bytes());
+    let late = shaper.route_server_message(
+        Instant::now(),
+        page(OWN_LIST_1, &["takes_int"], None).as_bytes(),
+    );
     assert_eq!(late, backstop_jsonrpc::Route::default());
     assert!(shaper.catalog().contains("takes_int"));
 }
@@ -1409,7 +1494,9 @@ fn list_changed_counts_with_nothing_pending() {
     let mut listed = shaper();
     client(&mut listed, &call);
     assert!(
-        !listed.server_message(unknown).is_unchanged(),
+        !listed
+            .server_message(Instant::now(), unknown)
+            .is_unchanged(),
         "E8 against the whole listing"
     );
     for changed in [
@@ -1418,10 +1505,16 @@ fn list_changed_counts_with_nothing_pending() {
     ] {
         let mut shaper = shaper();
         assert!(shaper.pending().is_empty());
-        assert!(shaper.server_message(changed).is_unchanged());
+        assert!(
+            shaper
+                .server_message(Instant::now(), changed)
+                .is_unchanged()
+        );
         client(&mut shaper, &call);
         assert!(
-            shaper.server_message(unknown).is_unchanged(),
+            shaper
+                .server_message(Instant::now(), unknown)
+                .is_unchanged(),
             "{}: the listing is no longer trusted",
             String::from_utf8_lossy(changed)
         );

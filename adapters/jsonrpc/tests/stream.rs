@@ -11,6 +11,7 @@ use backstop_jsonrpc::stream::{
 };
 use proptest::prelude::*;
 use serde_json::{Value, json};
+use std::time::Instant;
 
 /// A shaper at `cap` with a pending `tools/call` of `tool` under id 1, and a pending
 /// `resources/read` under id 2.
@@ -33,10 +34,11 @@ fn bytes_only(cap: usize) -> Shaper {
 /// pending.
 fn shaping(limit: Limit) -> Shaper {
     let mut shaper = Shaper::new(limit);
-    shaper.client_message(
+    shaper.client_message(Instant::now(),
         br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"capture_pane","arguments":{"pane":"%1"}}}"#,
     );
     shaper.client_message(
+        Instant::now(),
         br#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"file:///big"}}"#,
     );
     shaper
@@ -44,7 +46,7 @@ fn shaping(limit: Limit) -> Shaper {
 
 /// The whole-line path: what `shaper` sends for `line`, with its line break.
 fn whole_by(mut shaper: Shaper, line: &[u8]) -> Vec<u8> {
-    let route = shaper.route_server_message(line);
+    let route = shaper.route_server_message(Instant::now(), line);
     let mut out = Vec::new();
     for message in route.to_client {
         out.extend(message);
@@ -88,11 +90,11 @@ fn streamed_by(
             break;
         }
         let (chunk, tail) = rest.split_at(size.clamp(1, rest.len()));
-        stream.push(&mut shaper, chunk, &mut sink);
+        stream.push(&mut shaper, Instant::now(), chunk, &mut sink);
         rest = tail;
     }
-    stream.push(&mut shaper, b"\n", &mut sink);
-    stream.finish(&mut shaper, &mut sink);
+    stream.push(&mut shaper, Instant::now(), b"\n", &mut sink);
+    stream.finish(&mut shaper, Instant::now(), &mut sink);
     assert!(sink.held.is_empty(), "nothing is left held");
     (sink.sent, sink.read_whole)
 }
@@ -196,11 +198,11 @@ fn unchanged_lines_stream_through() {
     let mut stream = ServerStream::new(64 << 10);
     let mut sink = MemorySink::default();
     let (first, second) = line.as_bytes().split_at(line.len() / 2);
-    stream.push(&mut shaper, first, &mut sink);
+    stream.push(&mut shaper, Instant::now(), first, &mut sink);
     assert_eq!(sink.sent, first, "sent on before its end");
     assert!(sink.held.is_empty());
-    stream.push(&mut shaper, second, &mut sink);
-    stream.push(&mut shaper, b"\n", &mut sink);
+    stream.push(&mut shaper, Instant::now(), second, &mut sink);
+    stream.push(&mut shaper, Instant::now(), b"\n", &mut sink);
     assert_eq!(sink.sent.len(), line.len() + 1);
     assert!(sink.sent.starts_with(line.as_bytes()));
     assert!(
@@ -217,16 +219,17 @@ fn unchanged_lines_stream_through() {
     );
     let mut shaper = Shaper::new(Limit::new(10_000).unwrap());
     shaper.client_message(
+        Instant::now(),
         br#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"file:///big"}}"#,
     );
     let mut stream = ServerStream::new(64 << 10);
     let mut sink = MemorySink::default();
     let (first, second) = line_id_last.as_bytes().split_at(line_id_last.len() / 2);
-    stream.push(&mut shaper, first, &mut sink);
+    stream.push(&mut shaper, Instant::now(), first, &mut sink);
     assert_eq!(sink.sent, first, "sent on before its end");
     assert_eq!(shaper.pending().len(), 1);
-    stream.push(&mut shaper, second, &mut sink);
-    stream.push(&mut shaper, b"\n", &mut sink);
+    stream.push(&mut shaper, Instant::now(), second, &mut sink);
+    stream.push(&mut shaper, Instant::now(), b"\n", &mut sink);
     assert_eq!(sink.sent, [line_id_last.as_bytes(), b"\n"].concat());
     assert!(shaper.pending().is_empty(), "the request is answered");
 
@@ -618,17 +621,21 @@ proptest! {
 /// returning `str`), with its call pending under id 1.
 fn shaper_with_schema(cap: usize, keep: Keep) -> Shaper {
     let mut shaper = Shaper::new(Limit::new(cap).unwrap().with_keep(keep));
-    shaper.client_message(br#"{"jsonrpc":"2.0","id":"l","method":"tools/list"}"#);
+    shaper.client_message(
+        Instant::now(),
+        br#"{"jsonrpc":"2.0","id":"l","method":"tools/list"}"#,
+    );
     let list = json!({"jsonrpc": "2.0", "id": "l", "result": {"tools": [{"name": "capture_pane",
         "inputSchema": {"type": "object"},
         "outputSchema": {"type": "object", "properties": {"result": {"type": "string"}},
             "required": ["result"], "x-fastmcp-wrap-result": true}}]}});
     assert!(
         shaper
-            .server_message(list.to_string().as_bytes())
+            .server_message(Instant::now(), list.to_string().as_bytes())
             .is_unchanged()
     );
     shaper.client_message(
+        Instant::now(),
         br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"capture_pane"}}"#,
     );
     shaper
@@ -665,7 +672,7 @@ proptest! {
             "isError": false, "_meta": {"fastmcp": {"wrap_result": true}}}}).to_string();
         let expected = {
             let mut shaper = shaper_with_schema(cap, keep);
-            let forward = shaper.server_message(line.as_bytes());
+            let forward = shaper.server_message(Instant::now(), line.as_bytes());
             [forward.bytes(line.as_bytes()), b"\n"].concat()
         };
         prop_assert!(expected.len() < cap + 200, "the reference cut it");
@@ -692,10 +699,11 @@ fn with_task(cap: usize, keep: Keep) -> Shaper {
     let mut shaper = keeping(cap, keep);
     let handle = br#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"task","taskId":"t-1","status":"working"}}"#;
     assert!(
-        shaper.server_message(handle).is_unchanged(),
+        shaper.server_message(Instant::now(), handle).is_unchanged(),
         "the handle passes"
     );
     shaper.client_message(
+        Instant::now(),
         br#"{"jsonrpc":"2.0","id":3,"method":"tasks/get","params":{"taskId":"t-1"}}"#,
     );
     shaper
@@ -725,12 +733,16 @@ fn l1_a_task_s_state_notified_with_nothing_pending_is_cut() {
     let tasked = |pending: bool| {
         let mut shaper = Shaper::new(Limit::new(2_000).unwrap());
         shaper.client_message(
+            Instant::now(),
             br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"capture_pane"}}"#,
         );
         let handle = br#"{"jsonrpc":"2.0","id":1,"result":{"resultType":"task","taskId":"t-1","status":"working"}}"#;
-        assert!(shaper.server_message(handle).is_unchanged());
+        assert!(shaper.server_message(Instant::now(), handle).is_unchanged());
         if pending {
-            shaper.client_message(br#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#);
+            shaper.client_message(
+                Instant::now(),
+                br#"{"jsonrpc":"2.0","id":9,"method":"ping"}"#,
+            );
         }
         shaper
     };
@@ -855,10 +867,10 @@ fn through_a_full_disk(shaper: &mut Shaper, line: &[u8]) -> String {
         ..LosingSink::default()
     };
     for chunk in line.chunks(100_000) {
-        stream.push(shaper, chunk, &mut sink);
+        stream.push(shaper, Instant::now(), chunk, &mut sink);
     }
-    stream.push(shaper, b"\n", &mut sink);
-    stream.finish(shaper, &mut sink);
+    stream.push(shaper, Instant::now(), b"\n", &mut sink);
+    stream.finish(shaper, Instant::now(), &mut sink);
     String::from_utf8(sink.inner.sent).unwrap()
 }
 
@@ -946,10 +958,10 @@ fn b4_a_long_answer_that_is_not_json_passes_as_it_came_and_answers_its_request()
         let mut sink = MemorySink::default();
         let mut stream = ServerStream::new(64 << 10);
         for chunk in line.as_bytes().chunks(70_000) {
-            stream.push(&mut reading, chunk, &mut sink);
+            stream.push(&mut reading, Instant::now(), chunk, &mut sink);
         }
-        stream.push(&mut reading, b"\n", &mut sink);
-        stream.finish(&mut reading, &mut sink);
+        stream.push(&mut reading, Instant::now(), b"\n", &mut sink);
+        stream.finish(&mut reading, Instant::now(), &mut sink);
         assert!(sink.sent == format!("{line}\n").as_bytes(), "as it came");
         assert_eq!(
             reading.pending().len(),
@@ -983,7 +995,7 @@ fn unheld_by(
         rest = tail;
     }
     let held_at_end = sink.held.len();
-    long.end(&mut shaper, &mut LineFrame, &mut sink);
+    long.end(&mut shaper, Instant::now(), &mut LineFrame, &mut sink);
     assert!(sink.held.is_empty(), "nothing is left held");
     assert_eq!(sink.read_whole, 0, "nothing is read whole");
     (sink.sent, held_at_end, peak, shaper)
@@ -1212,7 +1224,7 @@ fn b5_an_answer_cut_unheld_after_its_request_was_answered_is_dropped() {
     let own = shaper.answer_requests(&["1".to_owned()], &timeout);
     assert_eq!(own.len(), 1);
     long.push(&mut shaper, second, second, &mut sink);
-    long.end(&mut shaper, &mut LineFrame, &mut sink);
+    long.end(&mut shaper, Instant::now(), &mut LineFrame, &mut sink);
     assert!(
         sink.sent.is_empty(),
         "{:.200}",
@@ -1248,6 +1260,32 @@ fn b5_a_long_late_answer_to_a_request_answered_here_is_dropped() {
             }
         }
     }
+}
+
+/// B3, B5: a long answer to a request backstop answered itself is dropped as soon as
+/// its head says so — its `id` and its `result` — not held to its end: nothing of it
+/// is held or sent, and it still answers its id.
+#[test]
+fn b3_b5_a_long_answer_to_a_request_answered_here_is_not_held() {
+    let mut shaper = shaper(2_000);
+    let timeout = backstop_core::ProtocolError::new(-32603, "timed out");
+    shaper.answer_requests(&["1".to_owned()], &timeout);
+    let mut long = LongMessage::new(&shaper);
+    let mut sink = MemorySink::default();
+    let head = br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":""#;
+    long.push(&mut shaper, head, head, &mut sink);
+    let chunk = "output ".repeat(100_000);
+    for _ in 0..10 {
+        long.push(&mut shaper, chunk.as_bytes(), chunk.as_bytes(), &mut sink);
+        assert!(sink.held.is_empty(), "{} bytes held", sink.held.len());
+    }
+    let end = br#""}]}}"#;
+    long.push(&mut shaper, end, end, &mut sink);
+    assert_eq!(
+        long.end(&mut shaper, Instant::now(), &mut LineFrame, &mut sink),
+        ["1"]
+    );
+    assert!(sink.sent.is_empty() && sink.read_whole == 0);
 }
 
 /// B4, B5 (A0): a long message answers the request the whole-line path says it
@@ -1318,7 +1356,7 @@ fn b5_a_long_message_answers_what_the_whole_line_path_says_it_answers() {
     ];
     for (line, answers) in cases {
         let mut whole = shaper(2_000);
-        let sent = whole.route_server_message(line.as_bytes());
+        let sent = whole.route_server_message(Instant::now(), line.as_bytes());
         assert_eq!(
             sent.forward,
             Some(backstop_jsonrpc::Forward::Unchanged),
@@ -1330,10 +1368,10 @@ fn b5_a_long_message_answers_what_the_whole_line_path_says_it_answers() {
             let mut stream = ServerStream::new(16);
             let mut sink = MemorySink::default();
             for chunk in line.as_bytes().chunks(size) {
-                stream.push(&mut shaper, chunk, &mut sink);
+                stream.push(&mut shaper, Instant::now(), chunk, &mut sink);
             }
-            stream.push(&mut shaper, b"\n", &mut sink);
-            stream.finish(&mut shaper, &mut sink);
+            stream.push(&mut shaper, Instant::now(), b"\n", &mut sink);
+            stream.finish(&mut shaper, Instant::now(), &mut sink);
             assert_eq!(
                 sink.sent,
                 [line.as_bytes(), b"\n"].concat(),
@@ -1374,6 +1412,7 @@ fn b3_a_long_answer_passes_once_its_id_and_result_or_error_are_read() {
     for (id, member, passes, answers) in cases {
         let mut shaper = shaper(2_000);
         shaper.client_message(
+            Instant::now(),
             br#"{"jsonrpc":"2.0","id":5,"method":"prompts/get","params":{"name":"p"}}"#,
         );
         let mut sink = MemorySink::default();
@@ -1386,7 +1425,7 @@ fn b3_a_long_answer_passes_once_its_id_and_result_or_error_are_read() {
         }
         let rest = format!(r#"{}"}}}}"#, "x".repeat(3_000));
         long.push(&mut shaper, rest.as_bytes(), rest.as_bytes(), &mut sink);
-        let answered = long.end(&mut shaper, &mut LineFrame, &mut sink);
+        let answered = long.end(&mut shaper, Instant::now(), &mut LineFrame, &mut sink);
         let expected: &[&str] = if answers { &[id] } else { &[] };
         assert_eq!(answered, expected, "{id} {member}");
         let pending = 3 - usize::from(answers);
@@ -1407,7 +1446,10 @@ fn b5_a_long_answer_only_serde_json_reads_as_one_is_said_to_answer() {
     let mut sink = MemorySink::default();
     let mut long = LongMessage::new(&shaper);
     long.push(&mut shaper, line.as_bytes(), line.as_bytes(), &mut sink);
-    assert_eq!(long.end(&mut shaper, &mut LineFrame, &mut sink), ["2"]);
+    assert_eq!(
+        long.end(&mut shaper, Instant::now(), &mut LineFrame, &mut sink),
+        ["2"]
+    );
     assert_eq!(sink.sent, [line.as_bytes(), b"\n"].concat());
     assert_eq!(shaper.pending().len(), 1, "the resources/read answered");
 }
@@ -1508,13 +1550,14 @@ fn cut_off_at(
     let mut sink = MemorySink::default();
     stream.push(
         &mut shaper,
+        Instant::now(),
         b"{\"jsonrpc\":\"2.0\",\"method\":\"ping\"}\n",
         &mut sink,
     );
     for chunk in line[..cut].chunks(size) {
-        stream.push(&mut shaper, chunk, &mut sink);
+        stream.push(&mut shaper, Instant::now(), chunk, &mut sink);
     }
-    let cut_off = stream.finish(&mut shaper, &mut sink);
+    let cut_off = stream.finish(&mut shaper, Instant::now(), &mut sink);
     assert!(sink.held.is_empty(), "nothing is left held");
     (sink.sent, cut_off, shaper)
 }

@@ -16,7 +16,6 @@
 use std::borrow::Cow;
 use std::time::Instant;
 
-use backstop_core::foreign_error::says_unknown_tool;
 use backstop_core::machine::{
     Answer, ClientRequest, OwnRequest, RequestId, Response, SessionMachine as CoreMachine,
 };
@@ -97,7 +96,8 @@ fn own_request<'py>(
     Ok(Some(dict.into_any()))
 }
 
-/// An answer as `(result, error, truncation)`.
+/// An answer as `(result, error, truncation)`, or, when the machine lists first
+/// ([`Answer::ListFirst`]), the request of its own as [`own_request`] writes it.
 fn answer<'py>(py: Python<'py>, answer: Answer) -> PyResult<Bound<'py, PyAny>> {
     let none = || py.None().into_bound(py);
     let (result, error, truncation) = match answer {
@@ -123,6 +123,7 @@ fn answer<'py>(py: Python<'py>, answer: Answer) -> PyResult<Bound<'py, PyAny>> {
             },
         ),
         Answer::Error { error, .. } => (none(), from_value(py, &protocol_value(&error)?)?, none()),
+        Answer::ListFirst(own) => return Ok(own_request(py, Some(own))?.unwrap_or(none())),
     };
     Ok((result, error, truncation).into_pyobject(py)?.into_any())
 }
@@ -242,37 +243,29 @@ impl SessionMachine {
         answer(py, decided)
     }
 
-    /// server_failure(id, failure) -> tuple
+    /// server_failure(id, failure) -> tuple | dict
     /// --
     ///
     /// The tool of `tools/call` `id` raised: `failure` is what the exception says
-    /// (`_facts.describe`: `{"validation": [...]}` or its facts).
+    /// (`_facts.describe`: `{"validation": [...]}` or its facts). A dict instead of
+    /// the answer: the server's word that the tool is unknown (E8, R5) — list the
+    /// tools as for `client_request`'s request (pages to `own_listing_answer`), then
+    /// ask `before_running` again and, if it says nothing, hand the failure in again.
     fn server_failure<'py>(
         &mut self,
         py: Python<'py>,
         id: u64,
         failure: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let failure = crate::failures::failure(&object(failure, "failure")?);
-        let decided =
-            self.inner
-                .server_response(&request_id(id), Response::Failure(failure), Instant::now());
+        let failure = object(failure, "failure")?;
+        let response = match crate::failures::raised(&failure) {
+            Some(raised) => Response::Raised(raised),
+            None => Response::Failure(crate::failures::failure(&failure)),
+        };
+        let decided = self
+            .inner
+            .server_response(&request_id(id), response, Instant::now());
         answer(py, decided)
-    }
-
-    /// lists_again_after(id, failure) -> bool
-    /// --
-    ///
-    /// Whether the failure of `tools/call` `id` (`failure`, as for `server_failure`) is
-    /// the server's word that it has no such tool (E8, R5): then list the server's
-    /// tools, hand them over as a `tools/list`, and ask `before_running` again.
-    fn lists_again_after(&self, id: u64, failure: &Bound<'_, PyAny>) -> PyResult<bool> {
-        let raised = crate::failures::raised(&object(failure, "failure")?);
-        let tool = self.inner.pending_tool(&request_id(id));
-        Ok(match (raised, tool) {
-            (Some(raised), Some(tool)) => says_unknown_tool(&raised, tool),
-            _ => false,
-        })
     }
 
     /// server_result(id, result) -> tuple

@@ -141,24 +141,35 @@ def test_a0_a_failed_listing_never_makes_a_tool_unknown() -> None:
     assert machine.take_log_records() == []
 
 
-def test_a0_e8_the_machine_says_when_a_failure_means_the_tool_is_gone() -> None:
+def test_a0_e8_the_machine_lists_again_when_a_failure_means_the_tool_is_gone() -> None:
     """E8, R5: the machine, not the middleware, reads fastmcp's ``NotFoundError("Unknown
-    tool: 'x'")`` for the tool called as the server's word that its tools changed: list
-    them, hand them over, and ask again (``test_r5_the_catalog_follows_tools_added_and_removed``
+    tool: 'x'")`` for the tool called as the server's word that its tools changed: its
+    answer is its own listing to make first, once per call; then the call is decided
+    against the new catalog (``test_r5_the_catalog_follows_tools_added_and_removed``
     drives it through fastmcp)."""
+    gone = {"type_name": "NotFoundError", "message": "Unknown tool: 'small'"}
+    for other in (
+        {**gone, "message": "Unknown tool: 'large'"},
+        {"type_name": "PaneNotFound", "message": "Pane not found: %9"},
+    ):
+        machine = _machine(tools=["small", "large"])
+        machine.client_request(2, "tools/call", tool="small")
+        result, error, _ = machine.server_failure(2, other)
+        assert error is None and result["isError"] is True, other  # converted (E1)
     machine = _machine(tools=["small", "large"])
     assert machine.client_request(2, "tools/call", tool="small") is None  # known
-    gone = {"type_name": "NotFoundError", "message": "Unknown tool: 'small'"}
-    assert machine.lists_again_after(2, gone)
-    assert not machine.lists_again_after(2, {**gone, "message": "Unknown tool: 'large'"})
-    assert not machine.lists_again_after(2, {"type_name": "PaneNotFound", "message": "Pane not found: %9"})
-    assert not machine.lists_again_after(2, {"validation": []})
-    assert not machine.lists_again_after(3, gone)  # no such call pending
-    machine.client_request(4, "tools/list", may_send=False)
-    machine.server_response(4, {"tools": [{"name": "large"}]})
-    machine.forget(4)
+    own = machine.server_failure(2, gone)
+    assert own == {"method": "tools/list", "params": {}}
+    assert machine.own_listing_answer({"tools": [{"name": "large"}]}) is None
     result, error, _ = machine.before_running(2)
     assert result is None and error["message"] == "Unknown tool: small"
+    # Listed once for a call: the same failure again is converted, not listed for.
+    machine.client_request(3, "tools/call", tool="large")
+    assert isinstance(machine.server_failure(3, {**gone, "message": "Unknown tool: 'large'"}), dict)
+    machine.own_listing_answer({"tools": [{"name": "large"}]})
+    assert machine.before_running(3) is None
+    result, error, _ = machine.server_failure(3, {**gone, "message": "Unknown tool: 'large'"})
+    assert error is None and result["isError"] is True
 
 
 def test_b3_e2_a_failure_text_the_core_can_recognise_is_handed_over_whole() -> None:

@@ -114,7 +114,8 @@ impl<S: ServerHandler> Backstop<S> {
         }
         match answer {
             // A task's state answers `tasks/get`, never a `tools/call`.
-            Answer::Unchanged | Answer::TaskState { .. } => unchanged(),
+            // `ListFirst` answers only a `Response::Raised`, which this wrapper never hands in.
+            Answer::Unchanged | Answer::TaskState { .. } | Answer::ListFirst(_) => unchanged(),
             Answer::Result {
                 result, truncation, ..
             } => {

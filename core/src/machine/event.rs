@@ -1,13 +1,16 @@
 //! What the driver hands the machine and what the machine answers: a client's
-//! request as read ([`ClientRequest`]), a server's answer as read ([`Response`]), and
-//! what to send for it ([`Answer`]).
+//! request as read ([`ClientRequest`]), the head of a server's message as read
+//! ([`ServerHead`]) and what to do with the message ([`Disposition`]), a server's
+//! answer as read ([`Response`]), and what to send for it ([`Answer`]).
 
 use serde_json::{Map, Value};
 
+use super::own_listing::OwnRequest;
 use super::pending::RequestId;
 use crate::arguments::ArgumentShapes;
 use crate::failure::Failure;
-use crate::limit::Truncation;
+use crate::foreign_error::ForeignError;
+use crate::limit::{HeldEnds, Truncation};
 use crate::protocol_error::ProtocolError;
 use crate::result::ToolResult;
 use crate::session::Session;
@@ -125,8 +128,16 @@ pub enum Response {
     Error(ProtocolError),
     /// In process: the tool raised, and this is what the adapter read of the exception.
     Failure(Failure),
-    /// Not read: [`SessionMachine::answer_matters`](super::SessionMachine::answer_matters) said nothing depends on it, or it
-    /// could not be read (it passes as it came).
+    /// In process: the tool raised, and these are the exception's facts, for the
+    /// machine to classify ([`classify`](crate::foreign_error::classify)). The
+    /// server's own word that the tool called is unknown (fastmcp's `NotFoundError`,
+    /// [`says_unknown_tool`](crate::foreign_error::says_unknown_tool)) means its tools
+    /// changed since they were listed: the machine lists them again first
+    /// ([`Answer::ListFirst`]), once per call (E8, R5).
+    Raised(ForeignError),
+    /// Not read: it could not be read (it passes as it came). (A message nothing
+    /// depends on is not handed in at all:
+    /// [`server_head`](super::SessionMachine::server_head) says it passes.)
     Unread,
 }
 
@@ -155,6 +166,12 @@ pub enum Answer {
         /// The report of the cut, when the limit cut the task's result (L4).
         truncation: Option<Truncation>,
     },
+    /// Nothing yet: send this request of the machine's own first (in process: list
+    /// the tools, handing each page to
+    /// [`own_listing_answer`](super::SessionMachine::own_listing_answer)), then ask
+    /// [`before_running`](super::SessionMachine::before_running) again and, if it
+    /// says nothing, hand the same response in again. The request stays pending.
+    ListFirst(OwnRequest),
     /// This error instead, under the request's id.
     Error {
         /// The request's id as the client wrote it.
@@ -162,4 +179,57 @@ pub enum Answer {
         /// The error.
         error: ProtocolError,
     },
+}
+
+/// What a driver has read of a server message's top level: its `id` and `method`
+/// once read whole, whether its `result` or `error` member began — all of it for a
+/// message here whole, what has come so far for one read as it comes. What to do with
+/// the message is [`SessionMachine::server_head`](super::SessionMachine::server_head)'s
+/// answer.
+///
+/// ```
+/// use backstop_core::machine::{RequestId, ServerHead};
+/// let id = RequestId::Number("7".into());
+/// let head = ServerHead { id: Some(&id), result: true, ..ServerHead::default() };
+/// assert!(!head.ended && head.method.is_none());
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ServerHead<'a> {
+    /// Its top-level `id`, when it is one a request can have (a number or a string).
+    pub id: Option<&'a RequestId>,
+    /// Its top-level `method`.
+    pub method: Option<&'a str>,
+    /// Its `result` member began: it is a result.
+    pub result: bool,
+    /// Its `error` member began: it is an error.
+    pub error: bool,
+    /// All of the message has come (it is here whole, or was scanned to its end):
+    /// nothing of it waits for the machine's own listing on this path (the driver's
+    /// routing holds, or releases first, what does), and it is never cut unheld.
+    pub ended: bool,
+    /// Read as it comes: holding it on would pass the driver's bound from this byte on,
+    /// and it has come that far (B3). An answer that needs only its ends is then cut
+    /// without being held ([`Disposition::CutUnheld`]).
+    pub past_hold_at: Option<u64>,
+}
+
+/// What to do with a server message, from its head
+/// ([`SessionMachine::server_head`](super::SessionMachine::server_head)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Disposition {
+    /// Send it on as it came, unread from here. A response that passes so is no longer
+    /// pending; for a head that is not a response's (neither `result` nor `error`),
+    /// which request it answers, if any, is the driver's lenient reading to say (B4).
+    Pass,
+    /// Send nothing: it answers a request backstop answered itself (B5).
+    Drop,
+    /// Read it: hold these ends of each long string (L16), ask again as more of its
+    /// head is known, and at its end hand in what it is
+    /// ([`server_response`](super::SessionMachine::server_response) or the `_in_part`
+    /// inputs).
+    Read(HeldEnds),
+    /// Cut it as it comes without holding it, holding only these ends of each long
+    /// string, and hand in what was held at its end (B3, B4): the result of a pending
+    /// `tools/call` the limit applies to, already over the cap.
+    CutUnheld(HeldEnds),
 }

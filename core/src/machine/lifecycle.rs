@@ -295,19 +295,21 @@ impl SessionMachine {
 
     /// The adapter answers request `id` itself: the transport that carried it failed
     /// or timed out (B1, B2). It is no longer pending, and an answer the server sends
-    /// for it later is dropped ([`drops_answer`](Self::drops_answer), B5).
+    /// for it later is dropped ([`Disposition::Drop`](super::Disposition::Drop), B5).
     ///
     /// ```
     /// use std::time::Instant;
-    /// use backstop_core::machine::{ClientRequest, RequestId, SessionMachine};
+    /// use backstop_core::machine::{ClientRequest, Disposition, RequestId, ServerHead, SessionMachine};
     /// let mut machine = SessionMachine::default();
     /// let id = RequestId::Number("1".into());
     /// machine.client_request(ClientRequest::new(id.clone(), "1", "tools/call").tool("t"), false, Instant::now());
     /// machine.answer_here(&id);
-    /// assert!(machine.pending().is_empty() && machine.drops_answer(&id));
+    /// let late = ServerHead { id: Some(&id), result: true, ended: true, ..ServerHead::default() };
+    /// assert!(machine.pending().is_empty());
+    /// assert_eq!(machine.server_head(late), Disposition::Drop);
     /// // The client sends the id again: its new answer is the server's to give.
     /// machine.client_request(ClientRequest::new(id.clone(), "1", "ping"), false, Instant::now());
-    /// assert!(!machine.drops_answer(&id));
+    /// assert_eq!(machine.server_head(late), Disposition::Pass);
     /// ```
     pub fn answer_here(&mut self, id: &RequestId) -> Option<PendingRequest> {
         self.answered_here.insert(id.clone());

@@ -50,7 +50,7 @@ use std::collections::VecDeque;
 use serde_json::Value;
 
 pub use answered_here::{ANSWERED_HERE_KEPT, AnsweredHere};
-pub use event::{Answer, ClientRequest, Response};
+pub use event::{Answer, ClientRequest, Disposition, Response, ServerHead};
 pub use listing_hold::{LISTING_PATIENCE, MAX_HELD_BYTES, MAX_HELD_MESSAGES};
 pub use own_listing::{OWN_LISTING_ID_PREFIX, OwnRequest};
 pub use pending::{DEFAULT_MAX_PENDING, PendingRequest, PendingRequests, RequestId, RequestKind};

@@ -126,6 +126,9 @@ pub struct PendingRequest {
     pub session: Session,
     /// The client cancelled it: its answer passes as it came (E9).
     pub cancelled: bool,
+    /// In process, its tool raised that it is unknown and the machine listed the tools
+    /// again for it ([`Answer::ListFirst`](super::Answer::ListFirst)): not a second time.
+    pub relisted: bool,
 }
 
 impl PendingRequest {
@@ -136,6 +139,7 @@ impl PendingRequest {
             kind,
             session,
             cancelled: false,
+            relisted: false,
         }
     }
 

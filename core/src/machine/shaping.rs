@@ -7,6 +7,7 @@ use std::time::Instant;
 
 use serde_json::Value;
 
+use super::own_listing::OwnRequest;
 use super::pending::{PendingRequest, RequestId, RequestKind};
 use super::{Answer, MAX_LOG_RECORDS, Response, SessionMachine};
 use crate::arguments::ArgumentShapes;
@@ -17,6 +18,7 @@ use crate::call::{
 use crate::catalog::{ToolCatalog, ToolLookup};
 use crate::error_result::CallContext;
 use crate::failure::Failure;
+use crate::foreign_error::{ForeignError, classify, says_unknown_tool};
 use crate::limit::{HeldInPart, Limit, Truncation};
 use crate::log::LogRecord;
 use crate::request_error::shape_request_error;
@@ -27,6 +29,11 @@ impl SessionMachine {
     /// The server's answer to request `id`: what to send for it. The request is no
     /// longer pending.
     pub fn server_response(&mut self, id: &RequestId, response: Response, now: Instant) -> Answer {
+        if let Response::Raised(raised) = &response
+            && let Some(own) = self.list_again_for(id, raised, now)
+        {
+            return Answer::ListFirst(own);
+        }
         let Some(request) = self.pending.remove(id) else {
             return Answer::Unchanged;
         };
@@ -66,6 +73,7 @@ impl SessionMachine {
                         Outcome::Failure(Failure::from_protocol_error(&error))
                     }
                     Response::Failure(failure) => Outcome::Failure(failure),
+                    Response::Raised(raised) => Outcome::Failure(classify(&raised)),
                     Response::Unread => return Answer::Unchanged,
                 };
                 let call = PendingCall {
@@ -108,6 +116,35 @@ impl SessionMachine {
             }
             _ => Answer::Unchanged,
         }
+    }
+
+    /// In process, the listing to make before deciding a call whose tool raised
+    /// `raised`: when that is the server's word that the tool called is unknown, and no
+    /// listing was made for this call yet (E8, R5; see [`Response::Raised`]).
+    fn list_again_for(
+        &mut self,
+        id: &RequestId,
+        raised: &ForeignError,
+        now: Instant,
+    ) -> Option<OwnRequest> {
+        let request = self.pending.get_mut(id)?;
+        let RequestKind::ToolsCall { tool, .. } = &request.kind else {
+            return None;
+        };
+        if !self.in_process
+            || request.relisted
+            || request.cancelled
+            || !says_unknown_tool(raised, tool)
+        {
+            return None;
+        }
+        request.relisted = true;
+        self.listing.tools_changed();
+        if self.listing.in_flight() {
+            return None;
+        }
+        self.hold.listing_started(now);
+        Some(self.listing.start(None))
     }
 
     /// A `notifications/tasks` of the server (2026-07-28), `params` being the task's

@@ -11,6 +11,25 @@ use crate::protocol_error::ProtocolError;
 use crate::result::ToolResult;
 use crate::session::Revision;
 
+/// Whether a server message read as it comes, with this much of its head read, passes
+/// early ([`SessionMachine::server_head`]): `result`, a result (with an id, else an
+/// error).
+fn passes_early(
+    machine: &mut SessionMachine,
+    id: Option<&RequestId>,
+    method: Option<&str>,
+    result: bool,
+) -> bool {
+    let head = ServerHead {
+        id,
+        method,
+        result,
+        error: id.is_some() && !result,
+        ..ServerHead::default()
+    };
+    machine.server_head(head) == Disposition::Pass
+}
+
 fn id(n: u32) -> RequestId {
     RequestId::Number(n.to_string())
 }
@@ -500,17 +519,22 @@ fn b3_l1_a_task_s_outcome_held_in_part_is_shaped_as_the_whole_would_be() {
 fn l1_e11_a_task_s_state_notified_is_shaped_as_its_call_s() {
     let mut machine = SessionMachine::new(Limit::new(400).unwrap());
     assert!(
-        machine.passes_early(None, Some(TASK_STATUS), false),
+        passes_early(&mut machine, None, Some(TASK_STATUS), false),
         "no task yet"
     );
     machine.client_request(call(1, "research"), false, Instant::now());
     let handle = json!({"resultType": "task", "taskId": "t-1", "status": "working"});
     respond(&mut machine, 1, Response::Result(handle));
     assert!(
-        !machine.passes_early(None, Some(TASK_STATUS), false),
+        !passes_early(&mut machine, None, Some(TASK_STATUS), false),
         "read it whole"
     );
-    assert!(machine.passes_early(None, Some("notifications/progress"), false));
+    assert!(passes_early(
+        &mut machine,
+        None,
+        Some("notifications/progress"),
+        false
+    ));
 
     let report = json!({"result": {"content": [{"type": "text", "text": "line\n".repeat(500)}]}});
     let (task, truncation) = machine
@@ -730,7 +754,7 @@ fn the_own_listing_waits_for_the_handshake_and_follows_every_page() {
     );
     assert!(machine.is_pending_tool_call(&id(4)) && !machine.is_pending_tool_call(&id(0)));
     assert!(
-        !machine.passes_early(Some(&id(9)), None, true),
+        !passes_early(&mut machine, Some(&id(9)), None, true),
         "the listing keeps the order"
     );
 
@@ -802,16 +826,21 @@ fn passes_early_takes_in_list_changed_and_forgets_what_passed() {
         false,
         Instant::now(),
     );
-    assert!(machine.passes_early(Some(&id(1)), None, true));
+    assert!(passes_early(&mut machine, Some(&id(1)), None, true));
     assert!(machine.pending().is_empty(), "passed: no longer pending");
     assert!(
-        machine.passes_early(None, None, true),
+        passes_early(&mut machine, None, None, true),
         "nothing pending needs a result"
     );
     machine.client_request(call(2, "t"), false, Instant::now());
-    assert!(!machine.passes_early(None, None, true));
-    assert!(!machine.passes_early(None, None, false) || machine.pending().len() == 1);
-    assert!(machine.passes_early(None, Some(TOOLS_LIST_CHANGED), false));
+    assert!(!passes_early(&mut machine, None, None, true));
+    assert!(!passes_early(&mut machine, None, None, false) || machine.pending().len() == 1);
+    assert!(passes_early(
+        &mut machine,
+        None,
+        Some(TOOLS_LIST_CHANGED),
+        false
+    ));
     assert!(
         !machine.catalog().is_complete(),
         "list_changed was taken in"
@@ -829,7 +858,7 @@ fn b5_an_answer_to_a_request_answered_here_is_dropped_never_passed_early() {
     machine.client_request(read, false, Instant::now());
     assert!(!machine.may_drop_answers());
     assert!(
-        machine.passes_early(None, None, true),
+        passes_early(&mut machine, None, None, true),
         "a read's result needs nothing"
     );
     machine.client_request(call(1, "t"), false, Instant::now());
@@ -842,9 +871,24 @@ fn b5_an_answer_to_a_request_answered_here_is_dropped_never_passed_early() {
     assert!(machine.may_drop_answers() && machine.drops_answer(&id(1)));
     assert!(!machine.drops_answer(&id(2)), "pending");
     assert!(!machine.drops_answer(&id(3)), "never sent");
-    assert!(!machine.passes_early(Some(&id(1)), None, true));
-    assert!(!machine.passes_early(None, None, true), "its id may be 1");
-    assert!(machine.passes_early(Some(&id(2)), None, true));
+    let dropped = ServerHead {
+        id: Some(&id(1)),
+        result: true,
+        ..ServerHead::default()
+    };
+    assert_eq!(machine.server_head(dropped), Disposition::Drop);
+    assert_eq!(
+        machine.server_head(ServerHead {
+            ended: true,
+            ..dropped
+        }),
+        Disposition::Drop
+    );
+    assert!(
+        !passes_early(&mut machine, None, None, true),
+        "its id may be 1"
+    );
+    assert!(passes_early(&mut machine, Some(&id(2)), None, true));
     machine.client_request(
         ClientRequest::new(id(1), "1", "ping"),
         false,
@@ -1305,4 +1349,240 @@ fn b1_the_patience_runs_from_the_page_in_flight_and_ends_the_holding() {
         Err(b"m".to_vec())
     );
     assert!(machine.listing_in_flight());
+}
+
+/// What fastmcp raises for a tool it does not have.
+fn raised_unknown(tool: &str) -> Response {
+    Response::Raised(crate::foreign_error::ForeignError {
+        type_name: "NotFoundError".into(),
+        message: format!("Unknown tool: '{tool}'"),
+        ..Default::default()
+    })
+}
+
+#[test]
+fn e8_r5_in_process_a_tool_raising_that_it_is_unknown_makes_the_machine_list_again_once() {
+    let now = Instant::now();
+    let mut machine = listed(&["small", "large"]).in_process();
+    machine.client_request(call(1, "small"), true, now);
+    let Answer::ListFirst(own) = respond(&mut machine, 1, raised_unknown("small")) else {
+        panic!("the server's word that its tools changed: list first")
+    };
+    assert_eq!(own.method, "tools/list");
+    assert_eq!(machine.pending().len(), 1, "the call waits for the listing");
+    let page = json!({"tools": [{"name": "large"}]});
+    assert_eq!(machine.own_listing_answer(Some(&page), now), None);
+    let Some(Answer::Error { error, .. }) = machine.before_running(&id(1), now) else {
+        panic!("E8 against the new catalog")
+    };
+    assert_eq!(error.message, "Unknown tool: small");
+
+    // Once per call: the same failure again is converted, not listed for.
+    machine.client_request(call(2, "large"), true, now);
+    assert!(matches!(
+        respond(&mut machine, 2, raised_unknown("large")),
+        Answer::ListFirst(_)
+    ));
+    assert_eq!(machine.own_listing_answer(Some(&page), now), None);
+    assert_eq!(machine.before_running(&id(2), now), None, "listed: it runs");
+    let Answer::Result { result, .. } = respond(&mut machine, 2, raised_unknown("large")) else {
+        panic!("converted (E1)")
+    };
+    assert!(result.is_error());
+    assert!(machine.pending().is_empty());
+}
+
+#[test]
+fn e8_only_the_unknown_tool_raised_in_process_for_the_tool_called_lists_again() {
+    let now = Instant::now();
+    let cases = [
+        (true, "small", raised_unknown("large")), // another tool's name
+        (
+            true,
+            "small",
+            Response::Failure(Failure::unexpected("Unknown tool: 'small'")),
+        ),
+        (false, "small", raised_unknown("small")), // not in process: the server lists
+    ];
+    for (in_process, tool, response) in cases {
+        let mut machine = listed(&["small", "large"]);
+        if in_process {
+            machine = machine.in_process();
+        }
+        machine.client_request(call(1, tool), true, now);
+        let answer = respond(&mut machine, 1, response.clone());
+        assert!(
+            matches!(answer, Answer::Result { .. }),
+            "{response:?}: {answer:?}"
+        );
+    }
+    // A cancelled call's answer passes as it came (E9), listed for or not.
+    let mut machine = listed(&["small"]).in_process();
+    machine.client_request(call(1, "small"), true, now);
+    machine.client_notification("notifications/cancelled", Some(&id(1)));
+    assert_eq!(
+        respond(&mut machine, 1, raised_unknown("small")),
+        Answer::Unchanged
+    );
+}
+
+/// The head of the answer to request `n`, read as it comes: a result.
+fn result_head(n: &RequestId) -> ServerHead<'_> {
+    ServerHead {
+        id: Some(n),
+        result: true,
+        ..ServerHead::default()
+    }
+}
+
+/// B3, B4: past the stream's hold bound, the result of a pending `tools/call` the
+/// limit applies to, over the cap, is cut as it comes — with a listing of the
+/// machine's own in flight too — and no other answer is; a message at its end never.
+#[test]
+fn b3_b4_only_a_limited_call_s_result_past_the_hold_bound_is_cut_unheld() {
+    let limit = Limit::new(1_000).unwrap().only_tools(["logs"]);
+    let mut machine = SessionMachine::new(limit.clone());
+    machine.set_outside_session();
+    let now = Instant::now();
+    assert!(machine.client_request(call(1, "logs"), true, now).is_some());
+    assert!(machine.listing_in_flight());
+    machine.client_request(call(2, "other"), false, now);
+    let read = ClientRequest::new(id(3), "3", "resources/read");
+    machine.client_request(read, false, now);
+    let logs = limit.held_ends(Some("logs"));
+    let (one, two, three) = (id(1), id(2), id(3));
+
+    let past = |n, at| ServerHead {
+        past_hold_at: Some(at),
+        ..result_head(n)
+    };
+    assert_eq!(
+        machine.server_head(past(&one, 1_000)),
+        Disposition::CutUnheld(logs)
+    );
+    assert_eq!(
+        machine.server_head(past(&one, 999)),
+        Disposition::Read(logs),
+        "not over the cap yet"
+    );
+    let ended = ServerHead {
+        ended: true,
+        ..past(&one, 5_000)
+    };
+    assert_eq!(
+        machine.server_head(ended),
+        Disposition::Read(logs),
+        "here whole"
+    );
+    let id_alone = ServerHead {
+        result: false,
+        ..past(&one, 5_000)
+    };
+    assert_eq!(
+        machine.server_head(id_alone),
+        Disposition::CutUnheld(logs),
+        "its id is enough"
+    );
+    assert!(matches!(
+        machine.server_head(past(&two, 5_000)),
+        Disposition::Read(_)
+    ));
+    assert!(matches!(
+        machine.server_head(past(&three, 5_000)),
+        Disposition::Read(_)
+    ));
+    machine.client_notification("notifications/cancelled", Some(&one));
+    assert!(
+        matches!(machine.server_head(past(&one, 5_000)), Disposition::Read(_)),
+        "cancelled: passed as it came (E9)"
+    );
+    assert_eq!(machine.pending().len(), 3, "nothing passed");
+}
+
+/// B3, L16: a message read as it comes is read holding what the tool of the call it
+/// answers keeps; an `id` alone does not make it pass; while the machine's own listing
+/// is in flight none passes early, but one at its end does.
+#[test]
+fn b3_l16_a_head_read_as_it_comes_passes_once_it_is_known_to_need_nothing() {
+    let limit = Limit::new(1_000)
+        .unwrap()
+        .keep_for("git_log", crate::limit::Keep::Head);
+    let mut machine = SessionMachine::new(limit.clone());
+    let now = Instant::now();
+    machine.client_request(call(1, "git_log"), false, now);
+    machine.client_request(ClientRequest::new(id(2), "2", "ping"), false, now);
+    let (one, two) = (id(1), id(2));
+    assert_eq!(
+        machine.server_head(result_head(&one)),
+        Disposition::Read(limit.held_ends(Some("git_log")))
+    );
+    let unknown = ServerHead::default();
+    assert_eq!(
+        machine.server_head(unknown),
+        Disposition::Read(limit.held_ends(None)),
+        "nothing known yet: what any policy keeps"
+    );
+    let id_alone = ServerHead {
+        id: Some(&two),
+        ..ServerHead::default()
+    };
+    assert!(
+        matches!(machine.server_head(id_alone), Disposition::Read(_)),
+        "a server's request may carry a client's id"
+    );
+    assert_eq!(machine.pending().len(), 2);
+    assert_eq!(machine.server_head(result_head(&two)), Disposition::Pass);
+    assert_eq!(machine.pending().len(), 1, "passed: no longer pending");
+
+    let mut listing = listing_at(now);
+    listing.client_request(ClientRequest::new(id(2), "2", "ping"), false, now);
+    assert!(matches!(
+        listing.server_head(result_head(&two)),
+        Disposition::Read(_)
+    ));
+    let note = ServerHead {
+        method: Some("notifications/progress"),
+        ..ServerHead::default()
+    };
+    assert!(
+        matches!(listing.server_head(note), Disposition::Read(_)),
+        "its order is the listing's to keep"
+    );
+    let ended = ServerHead {
+        ended: true,
+        ..result_head(&two)
+    };
+    assert_eq!(listing.server_head(ended), Disposition::Pass);
+    assert!(listing.pending().get(&two).is_none());
+}
+
+/// B4: a message at its end that names a pending request but is no response (neither
+/// `result` nor `error`) passes when nothing could change its request's answer, and
+/// leaves the request pending for the driver's lenient reading to end; a whole
+/// response without an id a request can have answers none and passes.
+#[test]
+fn b4_a_message_at_its_end_that_is_no_response_leaves_its_request_pending() {
+    let mut machine = listed(&["t"]);
+    let now = Instant::now();
+    machine.client_request(ClientRequest::new(id(1), "1", "ping"), false, now);
+    machine.client_request(call(2, "t"), false, now);
+    let (one, two) = (id(1), id(2));
+    let no_response = |n| ServerHead {
+        id: Some(n),
+        ended: true,
+        ..ServerHead::default()
+    };
+    assert_eq!(machine.server_head(no_response(&one)), Disposition::Pass);
+    assert!(machine.pending().get(&one).is_some(), "still pending");
+    assert!(matches!(
+        machine.server_head(no_response(&two)),
+        Disposition::Read(_)
+    ));
+    let no_id = ServerHead {
+        result: true,
+        ended: true,
+        ..ServerHead::default()
+    };
+    assert_eq!(machine.server_head(no_id), Disposition::Pass);
+    assert_eq!(machine.pending().len(), 2);
 }

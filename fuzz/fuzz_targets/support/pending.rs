@@ -1,5 +1,6 @@
 //! The shaper the streaming targets (`stream`, `events`) start from.
 
+use std::time::Instant;
 use backstop_core::Limit;
 use backstop_core::limit::Keep;
 use backstop_jsonrpc::Shaper;
@@ -22,7 +23,7 @@ pub fn shaper_keeping(keep: Keep) -> Shaper {
         br#"{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"file:///x"}}"#,
         br#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#,
     ] {
-        shaper.client_message(request);
+        shaper.client_message(Instant::now(), request);
     }
     shaper
 }

@@ -26,6 +26,8 @@
 //! (an unknown tool then passes as the server said it: E8 only against a complete
 //! catalog, R5).
 
+use std::time::Instant;
+
 use backstop_core::call::ToolCatalog;
 use backstop_jsonrpc::Route;
 use backstop_jsonrpc::message::Envelope;
@@ -55,7 +57,9 @@ impl Shaping {
     /// assert!(first[0].starts_with(br#"{"jsonrpc":"2.0","id":"backstop/tools/list#1","method":"tools/list""#));
     /// ```
     pub fn client_route(&self, body: &[u8]) -> Vec<Vec<u8>> {
-        lock(&self.shaper).route_client_message(body).to_server
+        lock(&self.shaper)
+            .route_client_message(Instant::now(), body)
+            .to_server
     }
 
     /// Start from a listing made for an earlier request (R5, the gateway's stateless
@@ -97,12 +101,12 @@ impl Shaping {
 
     /// A server message on the stream of one of the shaper's own requests.
     fn listing_message(&self, message: &[u8]) -> Route {
-        lock(&self.shaper).route_server_message(message)
+        lock(&self.shaper).route_server_message(Instant::now(), message)
     }
 
     /// The listing's answer will not come.
     fn abandon_listing(&self) -> Vec<Vec<u8>> {
-        lock(&self.shaper).abandon_listing()
+        lock(&self.shaper).abandon_listing(Instant::now())
     }
 }
 

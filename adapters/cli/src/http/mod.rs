@@ -42,6 +42,7 @@ pub mod stateless_catalogs;
 pub mod upstream;
 
 use std::sync::{Mutex, PoisonError};
+use std::time::Instant;
 
 use backstop_core::ProtocolError;
 use backstop_jsonrpc::Shaper;
@@ -71,7 +72,8 @@ pub struct Options {
 /// let shaping = Shaping::new(Shaper::default(), false);
 /// shaping.client_body(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"t"}}"#);
 /// let error = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"boom"}}"#;
-/// let Forward::Rewritten(bytes) = shaping.shape(|shaper| shaper.server_message(error))
+/// let now = std::time::Instant::now();
+/// let Forward::Rewritten(bytes) = shaping.shape(|shaper| shaper.server_message(now, error))
 /// else { panic!() };
 /// assert!(String::from_utf8(bytes).unwrap().contains(r#""isError":true"#));
 /// ```
@@ -92,7 +94,7 @@ impl Shaping {
 
     /// A message (or batch) from the client, seen before it is sent on unchanged.
     pub fn client_body(&self, body: &[u8]) {
-        let _ = lock(&self.shaper).client_message(body);
+        let _ = lock(&self.shaper).client_message(Instant::now(), body);
     }
 
     /// Run `shape` with the session's shaper — a [`shape::BodyShaper`] or

@@ -28,6 +28,7 @@
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
+use std::time::Instant;
 
 use backstop_jsonrpc::shaper::{Route, Shaper};
 use backstop_jsonrpc::stream::{Ended, Frame, Message, Sink, WHOLE_LINE_BYTES};
@@ -97,8 +98,8 @@ impl Frame for HttpFrame {
     /// ([`Shaper::server_route`]: shaped, or dropped when it answers a request the
     /// gateway answered itself, B5); the shaper's own listing is done before the call
     /// it is for goes out.
-    fn route(&self, shaper: &mut Shaper, message: &[u8]) -> Route {
-        shaper.server_route(message)
+    fn route(&self, shaper: &mut Shaper, now: Instant, message: &[u8]) -> Route {
+        shaper.server_route(now, message)
     }
 }
 
@@ -270,7 +271,7 @@ impl BodyShaper {
         if self.empty {
             return Ended::default();
         }
-        self.message.end(shaper, sink)
+        self.message.end(shaper, Instant::now(), sink)
     }
 }
 
@@ -469,7 +470,7 @@ impl EventShaper {
                     }
                     None
                 } else {
-                    Some(event.message.end(shaper, sink))
+                    Some(event.message.end(shaper, Instant::now(), sink))
                 };
                 sink.started = false;
                 return Some(EventEnded {

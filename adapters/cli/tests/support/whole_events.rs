@@ -5,6 +5,7 @@
 use backstop::http::shape::Out;
 use backstop::http::sse::SseParser;
 use backstop_jsonrpc::{Forward, Shaper};
+use std::time::Instant;
 
 /// The whole-event path: each event of `stream` parsed whole, its data shaped whole by
 /// `shaper` (`Shaper::server_message`), an event without a message (no data, or only
@@ -20,12 +21,12 @@ pub fn whole_events(mut shaper: Shaper, stream: &[u8], out: Out) -> Vec<u8> {
         match (data, out) {
             (None, Out::Http) => sent.extend_from_slice(event.raw()),
             (None, Out::Lines) => {}
-            (Some(data), Out::Http) => match shaper.server_message(&data) {
+            (Some(data), Out::Http) => match shaper.server_message(Instant::now(), &data) {
                 Forward::Unchanged => sent.extend_from_slice(event.raw()),
                 Forward::Rewritten(bytes) => sent.extend(event.with_data(&bytes)),
             },
             (Some(data), Out::Lines) => {
-                match shaper.server_message(&data) {
+                match shaper.server_message(Instant::now(), &data) {
                     Forward::Unchanged => sent.extend(data.iter().map(|&b| match b {
                         b'\n' | b'\r' => b' ',
                         b => b,

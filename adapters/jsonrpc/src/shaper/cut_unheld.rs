@@ -9,20 +9,24 @@
 //! ```
 //! use backstop_core::Limit;
 //! use backstop_jsonrpc::{Forward, Shaper, scan::Scan};
+//! let now = std::time::Instant::now();
 //! let mut shaper = Shaper::new(Limit::new(1_000).unwrap());
-//! shaper.client_message(br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"logs"}}"#);
+//! shaper.client_message(now, br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"logs"}}"#);
 //! let mut scan = Scan::new(1_000);
 //! scan.push(br#"{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":""#);
-//! assert!(shaper.cuts_unheld(scan.top_id().unwrap(), 2_000));
+//! let past_hold = Some(2_000);
+//! assert!(matches!(shaper.server_head(&scan, past_hold), backstop_core::machine::Disposition::CutUnheld(_)));
 //! scan.push(&b"x".repeat(2 << 20));
 //! scan.push(br#"\u0000"}]}}"#);
-//! let route = shaper.cut_unheld(&scan.finish(), 2_097_222);
+//! let route = shaper.cut_unheld(now, &scan.finish(), 2_097_222);
 //! let Some(Forward::Rewritten(cut)) = route.forward else { panic!() };
 //! assert!(cut.len() < 1_100, "the result cut to the cap, in its envelope");
 //! ```
 
+use std::time::Instant;
+
 use backstop_core::ProtocolError;
-use backstop_core::machine::Answer;
+use backstop_core::machine::{Answer, Disposition, ServerHead};
 use backstop_core::protocol_error::code::INTERNAL_ERROR;
 use backstop_core::{ToolResult, machine};
 use serde_json::value::RawValue;
@@ -32,33 +36,19 @@ use crate::message::{Envelope, RequestId};
 use crate::scan::Scanned;
 
 impl Shaper {
-    /// Whether the answer to the request `id` (raw JSON), a result of which `bytes`
-    /// have come, is cut without being held
-    /// ([`SessionMachine::cuts_unheld`](backstop_core::machine::SessionMachine::cuts_unheld)).
-    /// Messages waiting for backstop's listing still go before it
-    /// ([`cut_unheld`](Self::cut_unheld)).
-    pub fn cuts_unheld(&self, id: &[u8], bytes: u64) -> bool {
-        let id = serde_json::from_slice::<&RawValue>(id)
-            .ok()
-            .and_then(RequestId::from_raw);
-        match id {
-            Some(id) => self.machine.cuts_unheld(&id.into(), bytes),
-            None => false,
-        }
-    }
-
-    /// What to send for an answer [`cuts_unheld`](Self::cuts_unheld) said to cut, from
+    /// What to send for an answer [`server_head`](Self::server_head) said to cut
+    /// ([`Disposition::CutUnheld`]), from
     /// what the scan held of it (`bytes` long in all): the cut, or an error for its id
     /// ([`unheld_answer_error`]) when it is not JSON or the kept parts cannot decide
     /// the cut. Nothing, when its request is no longer waiting for it (cancelled
     /// since, or answered already): at most one answer per id. The server messages
     /// that wait for backstop's listing go first, in the order they came (B1).
-    pub fn cut_unheld(&mut self, scanned: &Scanned, bytes: u64) -> Route {
-        let route = self.cut_unheld_alone(scanned, bytes);
-        self.after_waiting(route)
+    pub fn cut_unheld(&mut self, now: Instant, scanned: &Scanned, bytes: u64) -> Route {
+        let route = self.cut_unheld_alone(now, scanned, bytes);
+        self.after_waiting(now, route)
     }
 
-    fn cut_unheld_alone(&mut self, scanned: &Scanned, bytes: u64) -> Route {
+    fn cut_unheld_alone(&mut self, now: Instant, scanned: &Scanned, bytes: u64) -> Route {
         let id_json = scanned.id.as_deref().map(String::from_utf8_lossy);
         let Some(id_json) = id_json else {
             return Route::default();
@@ -67,17 +57,24 @@ impl Shaper {
             .ok()
             .and_then(RequestId::from_raw)
             .map(machine::RequestId::from);
-        match &id {
-            Some(id) if self.machine.answer_matters(id, true) => {}
-            Some(id) => {
-                self.machine.forget(id);
-                return Route::default();
-            }
-            None => return Route::default(),
+        let Some(id) = &id else {
+            return Route::default();
+        };
+        let head = ServerHead {
+            id: Some(id),
+            result: true,
+            ended: true,
+            ..ServerHead::default()
+        };
+        // Its bytes were not kept: an answer that needs nothing now (its request
+        // cancelled since, or answered already) cannot pass, and gets nothing.
+        match self.machine.server_head(head) {
+            Disposition::Pass | Disposition::Drop => return Route::default(),
+            Disposition::Read(_) | Disposition::CutUnheld(_) => {}
         }
         if !scanned.invalid && !scanned.dropped && scanned.holes.is_empty() {
             // Held whole after all (its strings short): the skeleton is the message.
-            let mut route = self.route_server_message(&scanned.skeleton);
+            let mut route = self.route_server_message(now, &scanned.skeleton);
             if route.forward == Some(Forward::Unchanged) {
                 route.forward = Some(Forward::Rewritten(scanned.skeleton.clone()));
             }

@@ -467,18 +467,23 @@ class _Driver(Middleware):
             meta=_request_meta(context.message) or None,
             handshake=_handshake(context),
         )
-        while own is not None:
-            try:
-                page = await self._listing(context, name)
-            except BaseException:  # a cancellation: the listing ends here
-                machine.own_listing_answer(None)
-                raise
-            own = machine.own_listing_answer(page)
+        await self._list(context, name, own)
         stamp = _server_info(context)
         if stamp != self._stamp:
             machine.set_server_stamp(stamp)
             self._stamp = stamp
         return machine.before_running(request) if self._converts else None
+
+    async def _list(self, context: MiddlewareContext[Any], name: str, own: Any) -> None:
+        """Make the listing the machine asked for (``own``: its request, or None), each
+        page handed to it until it asks for no more."""
+        while own is not None:
+            try:
+                page = await self._listing(context, name)
+            except BaseException:  # a cancellation: the listing ends here
+                self._machine.own_listing_answer(None)
+                raise
+            own = self._machine.own_listing_answer(page)
 
     async def _listing(self, context: MiddlewareContext[Any], name: str) -> dict[str, Any] | None:
         """The server's tools as a ``tools/list`` result, through fastmcp's public API
@@ -504,16 +509,14 @@ class _Driver(Middleware):
     ) -> ToolResult | None:
         """The machine's answer to a call whose tool raised ``exc``; None: raise it."""
         failure = describe(exc, name)
-        decided = None
-        if self._machine.lists_again_after(request, failure):
-            # The server's word that it has no such tool: its tools changed since they
-            # were listed. The machine learns them anew and is asked again (E8, R5).
-            page = await self._listing(context, name)
-            if page is not None:
-                self._learn(page)
+        decided = self._machine.server_failure(request, failure)
+        if isinstance(decided, dict):
+            # The machine read the server's word that it has no such tool: its tools
+            # changed since they were listed. List them, then ask again (E8, R5).
+            await self._list(context, name, decided)
             decided = self._machine.before_running(request)
-        if decided is None:
-            decided = self._machine.server_failure(request, failure)
+            if decided is None:
+                decided = self._machine.server_failure(request, failure)
         return self._send(context, name, exc, decided, failure)
 
     def _hand_over(self, request: int, result: Any) -> None:
