@@ -636,7 +636,6 @@ impl Shaper {
     /// that name, so a message with one is read.
     fn cannot_change(&self, bytes: &[u8]) -> bool {
         !self.machine.reads_server_messages()
-            && !self.machine.holds_server_messages()
             && LIST_CHANGED.find(bytes).is_none()
             && crate::message::UNIT_ESCAPE.find(bytes).is_none()
     }
@@ -861,9 +860,6 @@ impl Shaper {
     /// `route` after the server messages waiting for backstop's listing, which go
     /// first, in the order they came, decided with what is known (B1, B3).
     pub(crate) fn after_waiting(&mut self, now: Instant, mut route: Route) -> Route {
-        if !self.machine.holds_server_messages() {
-            return route;
-        }
         let mut released = self.release_queued(now);
         released.to_client.append(&mut route.to_client);
         route.to_client = released.to_client;
