@@ -52,11 +52,11 @@ impl SessionMachine {
             return Disposition::CutUnheld(ends);
         }
         let response = head.result || head.error;
-        if !head.ended {
-            let decided = head.id.is_none() || head.method.is_some() || response;
-            if !decided || self.listing.in_flight() || self.holds_server_messages() {
-                return read;
-            }
+        // Read as it comes, only a `method`, `result` or `error` says what it is (an `id`
+        // alone does not), and nothing passes early while the listing orders them.
+        let undecided = !(head.method.is_some() || response);
+        if !head.ended && (undecided || self.listing.in_flight() || self.holds_server_messages()) {
+            return read;
         }
         if let Some(method) = head.method {
             self.server_notification(method);
