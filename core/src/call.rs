@@ -14,8 +14,9 @@
 
 use std::borrow::Cow;
 
+use crate::arguments::CallContext;
 pub use crate::catalog::ToolCatalog;
-use crate::error_result::{CallContext, error_result};
+use crate::error_result::error_result;
 use crate::failure::Failure;
 use crate::foreign_validation::redact_input_values;
 use crate::limit::{HeldInPart, Limit, Limited, Truncation};

@@ -41,7 +41,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::error_result::{CallContext, unknown_tool};
+use crate::arguments::CallContext;
+use crate::error_result::unknown_tool;
 use crate::protocol_error::ProtocolError;
 
 /// The most pages one listing follows: past it the catalog stays incomplete, so no tool

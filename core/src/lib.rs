@@ -52,9 +52,10 @@ mod validation;
 mod wire;
 
 pub use arguments::ArgumentShapes;
+pub use arguments::CallContext;
 pub use call::{Outcome, Shaped, shape_tool_call};
 pub use catalog::ToolCatalog;
-pub use error_result::{CallContext, error_result, unknown_tool};
+pub use error_result::{error_result, unknown_tool};
 pub use failure::{EXPECTED_TOOL_ERROR, Failure, Family, Level, TOOL_ERROR, VALIDATION_ERROR};
 pub use limit::{
     Keep, Limit, LimitError, Limited, MetaKept, RESULT_TOO_LARGE, RESULT_TOO_LARGE_SUGGESTION,

@@ -6,7 +6,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::error_result::{CallContext, explain};
+use crate::arguments::CallContext;
+use crate::error_result::explain;
 use crate::failure::{Failure, Level};
 
 /// The method of a tool call.

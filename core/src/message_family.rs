@@ -66,7 +66,7 @@ pub fn family_of_message(message: &str) -> Option<Family> {
 /// The family a JSON-RPC error code says (P1), `None` for the codes that say nothing
 /// (`-32603`, `-32000`, any other).
 pub fn code_family(code: i64) -> Option<Family> {
-    use crate::protocol_error::code;
+    use crate::jsonrpc_error::code;
     match code {
         code::INVALID_PARAMS => Some(Family::InvalidParams),
         code::NOT_FOUND | code::RESOURCE_NOT_FOUND => Some(Family::NotFound),

@@ -188,7 +188,7 @@ impl SessionMachine {
     }
 
     /// The identity an in-process server's SDK stamps on results of 2026-07-28 (see
-    /// [`CallContext::with_server_stamp`](crate::error_result::CallContext::with_server_stamp)); `None` for none.
+    /// [`CallContext::with_server_stamp`](crate::arguments::CallContext::with_server_stamp)); `None` for none.
     pub fn set_server_stamp(&mut self, stamp: Option<Value>) {
         self.server_stamp = stamp.filter(Value::is_object);
     }

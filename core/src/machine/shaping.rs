@@ -11,12 +11,12 @@ use super::own_listing::OwnRequest;
 use super::pending::{PendingRequest, RequestId, RequestKind};
 use super::{Answer, MAX_LOG_RECORDS, Response, SessionMachine};
 use crate::arguments::ArgumentShapes;
+use crate::arguments::CallContext;
 use crate::call::{
     Outcome, Shaped, check_arguments, shape_tool_call, shape_tool_call_in_part,
     shape_tool_call_texts,
 };
 use crate::catalog::{ToolCatalog, ToolLookup};
-use crate::error_result::CallContext;
 use crate::failure::Failure;
 use crate::foreign_error::{ForeignError, classify, says_unknown_tool};
 use crate::limit::{HeldInPart, Limit, Truncation};

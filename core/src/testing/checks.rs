@@ -10,7 +10,8 @@ use std::fmt;
 use serde_json::{Map, Value};
 use unicode_segmentation::UnicodeSegmentation;
 
-use crate::error_result::{CallContext, error_result};
+use crate::arguments::CallContext;
+use crate::error_result::error_result;
 use crate::failure::Failure;
 use crate::limit::{
     ERROR_META_KEYS, Keep, LINE_ALIGN_MAX_BYTES, Limit, Limited, MetaKept, RESULT_TOO_LARGE,
