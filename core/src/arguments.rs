@@ -43,7 +43,7 @@ use crate::validation::{Problem, ProblemKind};
 /// [`ArgumentShapes`].
 ///
 /// ```
-/// use backstop_core::{CallContext, ClientInfo};
+/// use backstop_core::{call::CallContext, protocol::ClientInfo};
 /// let call = CallContext::new("takes_int")
 ///     .with_arguments(["count", "wait_for_previous"])
 ///     .with_parameters(["count"])
@@ -82,7 +82,7 @@ impl CallContext {
     /// A call of `tool` with no arguments and nothing known of the tool or client.
     ///
     /// ```
-    /// let call = backstop_core::CallContext::new("list_panes");
+    /// let call = backstop_core::call::CallContext::new("list_panes");
     /// assert_eq!(call.tool, "list_panes");
     /// assert!(call.parameters.is_none());
     /// ```
@@ -98,7 +98,7 @@ impl CallContext {
     ///
     /// ```
     /// let args = serde_json::json!({"b": 1, "a": 2});
-    /// let call = backstop_core::CallContext::new("t").with_arguments(args.as_object().unwrap().keys());
+    /// let call = backstop_core::call::CallContext::new("t").with_arguments(args.as_object().unwrap().keys());
     /// assert_eq!(call.arguments.len(), 2);
     /// ```
     pub fn with_arguments<I, S>(mut self, names: I) -> Self
@@ -113,7 +113,7 @@ impl CallContext {
     /// Set the names of the tool's parameters.
     ///
     /// ```
-    /// let call = backstop_core::CallContext::new("t").with_parameters(["count"]);
+    /// let call = backstop_core::call::CallContext::new("t").with_parameters(["count"]);
     /// assert_eq!(call.parameters.unwrap(), ["count"]);
     /// ```
     pub fn with_parameters<I, S>(mut self, names: I) -> Self
@@ -128,7 +128,7 @@ impl CallContext {
     /// Set the names of the tool's required parameters.
     ///
     /// ```
-    /// let call = backstop_core::CallContext::new("t").with_required(["count"]);
+    /// let call = backstop_core::call::CallContext::new("t").with_required(["count"]);
     /// assert_eq!(call.required.unwrap(), ["count"]);
     /// ```
     pub fn with_required<I, S>(mut self, names: I) -> Self
@@ -145,7 +145,7 @@ impl CallContext {
     /// (V2). Give the names with [`with_arguments`](Self::with_arguments) too.
     ///
     /// ```
-    /// use backstop_core::{ArgumentShapes, CallContext};
+    /// use backstop_core::call::{ArgumentShapes, CallContext};
     /// let arguments = serde_json::json!({"count": "hunter2"});
     /// let call = CallContext::new("t").with_argument_shapes(ArgumentShapes::of(arguments.as_object().unwrap()));
     /// assert!(call.argument_shapes.is_some());
@@ -158,7 +158,7 @@ impl CallContext {
     /// Set the client's identity (or `None`: unknown).
     ///
     /// ```
-    /// use backstop_core::{CallContext, ClientInfo};
+    /// use backstop_core::{call::CallContext, protocol::ClientInfo};
     /// let call = CallContext::new("t").with_client(ClientInfo::new("c", "1"));
     /// assert_eq!(call.client.unwrap().name, "c");
     /// assert!(CallContext::new("t").with_client(None).client.is_none());
@@ -171,7 +171,7 @@ impl CallContext {
     /// Set the revision of the call's request (R3, R4).
     ///
     /// ```
-    /// use backstop_core::{CallContext, Failure, Revision, error_result};
+    /// use backstop_core::{Failure, call::{CallContext, error_result}, protocol::Revision};
     /// let call = CallContext::new("t").with_revision(Revision::V2026_07_28);
     /// let result = error_result(&Failure::expected("no"), &call);
     /// assert_eq!(result.result_type.as_deref(), Some("complete"));
@@ -197,7 +197,7 @@ impl CallContext {
     /// anything was added.
     ///
     /// ```
-    /// use backstop_core::{CallContext, Revision, ToolResult};
+    /// use backstop_core::{ToolResult, call::CallContext, protocol::Revision};
     /// let stamp = serde_json::json!({"name": "srv", "version": "1"});
     /// let call = CallContext::new("t").with_revision(Revision::V2026_07_28).with_server_stamp(Some(stamp));
     /// let mut result = ToolResult::text("ok");
@@ -242,7 +242,7 @@ impl CallContext {
     /// let schema = serde_json::json!({
     ///     "type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]
     /// });
-    /// let call = backstop_core::CallContext::new("takes_int").with_input_schema(&schema);
+    /// let call = backstop_core::call::CallContext::new("takes_int").with_input_schema(&schema);
     /// assert_eq!(call.parameters.unwrap(), ["count"]);
     /// assert_eq!(call.required.unwrap(), ["count"]);
     /// ```
@@ -311,7 +311,7 @@ const JSON_TYPES: [&str; 7] = [
 /// text ([`from_json`](Self::from_json)).
 ///
 /// ```
-/// use backstop_core::{ArgumentShapes, CallContext, Failure, Problem, error_result};
+/// use backstop_core::{Failure, call::{ArgumentShapes, CallContext, Problem, error_result}};
 /// let arguments = serde_json::json!({"count": "hunter2", "verbose": true});
 /// let shapes = ArgumentShapes::of(arguments.as_object().unwrap());
 /// assert_eq!(shapes.names().collect::<Vec<_>>(), ["count", "verbose"]);
@@ -358,7 +358,7 @@ impl ArgumentShapes {
     /// out of `f64`'s range) keeps what it can: the names, values undescribed.
     ///
     /// ```
-    /// use backstop_core::ArgumentShapes;
+    /// use backstop_core::call::ArgumentShapes;
     /// let shapes = ArgumentShapes::from_json(r#"{"b": "hunter2", "a": 1e400}"#);
     /// assert_eq!(shapes.names().collect::<Vec<_>>(), ["b", "a"]);
     /// assert_eq!(ArgumentShapes::from_json("[1]").names().count(), 0);
@@ -1004,7 +1004,7 @@ fn absent_required(call: &CallContext) -> Vec<Mismatch<'static>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::render_problems;
+    use crate::validation::render_problems;
     use proptest::prelude::*;
     use serde_json::json;
 
@@ -1389,10 +1389,10 @@ mod tests {
                         "{} not in the schema", segment);
                 }
             }
-            let failure = crate::Failure::validation(located.clone());
-            let result = crate::error_result(&failure, &call);
+            let failure = crate::failure::Failure::validation(located.clone());
+            let result = crate::error_result::error_result(&failure, &call);
             let wire = serde_json::to_string(&result).unwrap();
-            let log = format!("{:?}", crate::LogRecord::for_call(&failure, &call));
+            let log = format!("{:?}", crate::log::LogRecord::for_call(&failure, &call));
             let text = render_problems("t", &located);
             let shapes = format!("{:?}", call.argument_shapes);
             for shown in [&wire, &log, &text, &shapes] {

@@ -204,7 +204,7 @@ fn synthesize_suggestion(
 ///   it says ([`Failure::from_protocol_error`]).
 ///
 /// ```
-/// use backstop_core::{CallContext, ClientInfo, Failure, Problem, error_result};
+/// use backstop_core::{Failure, call::{CallContext, Problem, error_result}, protocol::ClientInfo};
 /// let failure = Failure::validation(vec![Problem::unexpected_argument("wait_for_previous")]);
 /// let call = CallContext::new("takes_int")
 ///     .with_arguments(["count", "wait_for_previous", "countz"])
@@ -259,7 +259,7 @@ pub fn error_result(failure: &Failure, call: &CallContext) -> ToolResult {
 /// otherwise.
 ///
 /// ```
-/// use backstop_core::unknown_tool;
+/// use backstop_core::call::unknown_tool;
 /// let error = unknown_tool("list_pane", &["list_panes", "send_keys"]);
 /// assert_eq!(serde_json::to_string(&error).unwrap(),
 ///     r#"{"code":-32602,"message":"Unknown tool: list_pane","data":{"suggestion":"Did you mean 'list_panes'?"}}"#);

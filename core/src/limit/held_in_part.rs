@@ -6,7 +6,7 @@ use super::cutter::share_of;
 use super::escape;
 use super::joined::Gap;
 use super::{Keep, Limit, PRE_CONTEXT_BYTES};
-use crate::call::MAX_RECOGNIZED_BYTES;
+use crate::tool_call::MAX_RECOGNIZED_BYTES;
 
 /// How many bytes of each end of a long string a streaming adapter holds (SPEC B3,
 /// L13): what the keep policy of the call's tool can keep ([`Limit::held_ends`]).
