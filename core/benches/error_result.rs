@@ -6,8 +6,8 @@
 
 use std::hint::black_box;
 
-use backstop_core::{CallContext, error_result};
-use backstop_core::{ClientInfo, Failure, Problem};
+use backstop_core::call::{CallContext, error_result};
+use backstop_core::{Failure, call::Problem, protocol::ClientInfo};
 use criterion::{Criterion, criterion_group, criterion_main};
 
 #[derive(Debug, thiserror::Error)]

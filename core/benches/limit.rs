@@ -30,7 +30,7 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use backstop_core::{Keep, Limit, ToolResult};
+use backstop_core::{Limit, ToolResult, limit::Keep};
 use criterion::{BenchmarkId, Criterion, Throughput, criterion_group, criterion_main};
 
 /// Terminal scrollback of `size / 26` lines of exactly 26 bytes each.
@@ -137,7 +137,7 @@ fn structured_report(size: usize) -> (ToolResult, serde_json::Value) {
     let schema = serde_json::json!({"type": "object", "required": ["summary", "lines", "log"],
         "properties": {"summary": {"type": "string"}, "lines": {"type": "integer"}, "log": {"type": "string"}}});
     let result = ToolResult {
-        content: vec![backstop_core::Content::text(value.to_string())],
+        content: vec![backstop_core::call::Content::text(value.to_string())],
         structured_content: Some(value),
         ..ToolResult::default()
     };
@@ -215,7 +215,7 @@ fn cjk(size: usize) -> String {
 }
 
 fn reader_limits(c: &mut Criterion) {
-    use backstop_core::ClientInfo;
+    use backstop_core::protocol::ClientInfo;
     drop(std::hint::black_box(vec![1u8; 16 << 20]));
     let mut group = c.benchmark_group("reader_limits");
     group

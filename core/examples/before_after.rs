@@ -3,8 +3,12 @@
 //!
 //! Run: `cargo run -p backstop-core --example before_after`
 
-use backstop_core::{CallContext, error_result};
-use backstop_core::{ClientInfo, Failure, Family, Limit, Problem, ToolResult};
+use backstop_core::call::{CallContext, error_result};
+use backstop_core::{
+    Failure, Limit, ToolResult,
+    call::{Family, Problem},
+    protocol::ClientInfo,
+};
 use serde_json::json;
 
 #[derive(Debug, thiserror::Error)]

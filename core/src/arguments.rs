@@ -26,13 +26,261 @@
 
 use std::fmt;
 use std::hash::{BuildHasher, Hasher, RandomState};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
-use crate::error_result::CallContext;
+use crate::result::ToolResult;
+use crate::session::{ClientInfo, Revision, SERVER_INFO_META_KEY};
 use crate::validation::{Problem, ProblemKind};
+
+/// What is known of the call that failed: the tool, the argument names it gave, and —
+/// when known — the names the tool takes and requires, its input schema, the shapes of
+/// the values given, and the client (R2).
+///
+/// Only argument *names* are kept, never values (V3): of a value, only its
+/// [`ArgumentShapes`].
+///
+/// ```
+/// use backstop_core::{call::CallContext, protocol::ClientInfo};
+/// let call = CallContext::new("takes_int")
+///     .with_arguments(["count", "wait_for_previous"])
+///     .with_parameters(["count"])
+///     .with_required(["count"])
+///     .with_client(ClientInfo::new("probe-client", "9.9"));
+/// assert_eq!(call.arguments, ["count", "wait_for_previous"]);
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CallContext {
+    /// The tool's name, as called.
+    pub tool: String,
+    /// The argument names the call gave, in the order given.
+    pub arguments: Vec<String>,
+    /// The names of the tool's parameters, when known.
+    pub parameters: Option<Vec<String>>,
+    /// The names of the tool's required parameters, when known.
+    pub required: Option<Vec<String>>,
+    /// The tool's input schema, when known: with the
+    /// [`argument_shapes`](Self::argument_shapes), it says where a problem a validator
+    /// reported at `__root__` lies (V2).
+    pub input_schema: Option<Arc<Value>>,
+    /// The shapes of the argument values given, when known (see [`ArgumentShapes`]).
+    pub argument_shapes: Option<ArgumentShapes>,
+    /// The client's identity, when known (R2).
+    pub client: Option<ClientInfo>,
+    /// The revision of the call's request, when known (R3): a result built for a
+    /// request of 2026-07-28 carries `resultType` (R4).
+    pub revision: Option<Revision>,
+    /// The server identity an in-process server's SDK stamps in the `_meta` of every
+    /// result of 2026-07-28 after backstop has shaped it (see
+    /// [`add_wire_fields`](Self::add_wire_fields)).
+    pub server_stamp: Option<Value>,
+}
+
+impl CallContext {
+    /// A call of `tool` with no arguments and nothing known of the tool or client.
+    ///
+    /// ```
+    /// let call = backstop_core::call::CallContext::new("list_panes");
+    /// assert_eq!(call.tool, "list_panes");
+    /// assert!(call.parameters.is_none());
+    /// ```
+    pub fn new(tool: impl Into<String>) -> Self {
+        Self {
+            tool: tool.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Set the argument names the call gave, in the order given. From a
+    /// `serde_json::Map` of arguments, pass `arguments.keys()`.
+    ///
+    /// ```
+    /// let args = serde_json::json!({"b": 1, "a": 2});
+    /// let call = backstop_core::call::CallContext::new("t").with_arguments(args.as_object().unwrap().keys());
+    /// assert_eq!(call.arguments.len(), 2);
+    /// ```
+    pub fn with_arguments<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.arguments = names.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// Set the names of the tool's parameters.
+    ///
+    /// ```
+    /// let call = backstop_core::call::CallContext::new("t").with_parameters(["count"]);
+    /// assert_eq!(call.parameters.unwrap(), ["count"]);
+    /// ```
+    pub fn with_parameters<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.parameters = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Set the names of the tool's required parameters.
+    ///
+    /// ```
+    /// let call = backstop_core::call::CallContext::new("t").with_required(["count"]);
+    /// assert_eq!(call.required.unwrap(), ["count"]);
+    /// ```
+    pub fn with_required<I, S>(mut self, names: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.required = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// Set the shapes of the argument values given (or `None`: unknown), for a problem
+    /// a validator reported at `__root__` to be placed where the input schema says
+    /// (V2). Give the names with [`with_arguments`](Self::with_arguments) too.
+    ///
+    /// ```
+    /// use backstop_core::call::{ArgumentShapes, CallContext};
+    /// let arguments = serde_json::json!({"count": "hunter2"});
+    /// let call = CallContext::new("t").with_argument_shapes(ArgumentShapes::of(arguments.as_object().unwrap()));
+    /// assert!(call.argument_shapes.is_some());
+    /// ```
+    pub fn with_argument_shapes(mut self, shapes: impl Into<Option<ArgumentShapes>>) -> Self {
+        self.argument_shapes = shapes.into();
+        self
+    }
+
+    /// Set the client's identity (or `None`: unknown).
+    ///
+    /// ```
+    /// use backstop_core::{call::CallContext, protocol::ClientInfo};
+    /// let call = CallContext::new("t").with_client(ClientInfo::new("c", "1"));
+    /// assert_eq!(call.client.unwrap().name, "c");
+    /// assert!(CallContext::new("t").with_client(None).client.is_none());
+    /// ```
+    pub fn with_client(mut self, client: impl Into<Option<ClientInfo>>) -> Self {
+        self.client = client.into();
+        self
+    }
+
+    /// Set the revision of the call's request (R3, R4).
+    ///
+    /// ```
+    /// use backstop_core::{Failure, call::{CallContext, error_result}, protocol::Revision};
+    /// let call = CallContext::new("t").with_revision(Revision::V2026_07_28);
+    /// let result = error_result(&Failure::expected("no"), &call);
+    /// assert_eq!(result.result_type.as_deref(), Some("complete"));
+    /// let older = CallContext::new("t").with_revision(Revision::V2025_11_25);
+    /// assert_eq!(error_result(&Failure::expected("no"), &older).result_type, None);
+    /// ```
+    pub fn with_revision(mut self, revision: impl Into<Option<Revision>>) -> Self {
+        self.revision = revision.into();
+        self
+    }
+
+    /// Set the identity stamp the server's SDK adds to results of 2026-07-28 (an
+    /// object; anything else is ignored).
+    pub fn with_server_stamp(mut self, stamp: Option<Value>) -> Self {
+        self.server_stamp = stamp.filter(Value::is_object);
+        self
+    }
+
+    /// Add to `result` what the wire carries for it on the call's revision, so that
+    /// the limit counts it (L4) and the result is valid there (R4): from 2026-07-28 on,
+    /// `resultType: "complete"` where it has none, and the [server
+    /// stamp](Self::with_server_stamp) where its `_meta` has none. Returns whether
+    /// anything was added.
+    ///
+    /// ```
+    /// use backstop_core::{ToolResult, call::CallContext, protocol::Revision};
+    /// let stamp = serde_json::json!({"name": "srv", "version": "1"});
+    /// let call = CallContext::new("t").with_revision(Revision::V2026_07_28).with_server_stamp(Some(stamp));
+    /// let mut result = ToolResult::text("ok");
+    /// assert!(call.add_wire_fields(&mut result));
+    /// assert_eq!(result.result_type.as_deref(), Some("complete"));
+    /// assert_eq!(result.meta.unwrap()["io.modelcontextprotocol/serverInfo"]["name"], "srv");
+    /// assert!(!CallContext::new("t").add_wire_fields(&mut ToolResult::text("ok")));
+    /// ```
+    pub fn add_wire_fields(&self, result: &mut ToolResult) -> bool {
+        if !self
+            .revision
+            .is_some_and(Revision::results_carry_result_type)
+        {
+            return false;
+        }
+        let mut added = false;
+        if let Some(stamp) = &self.server_stamp {
+            let meta = result.meta.get_or_insert_with(Map::new);
+            if meta.get(SERVER_INFO_META_KEY).is_none_or(Value::is_null) {
+                meta.insert(SERVER_INFO_META_KEY.to_owned(), stamp.clone());
+                added = true;
+            }
+        }
+        if result.result_type.is_none() {
+            result.result_type = Some("complete".to_owned());
+            added = true;
+        }
+        added
+    }
+
+    /// Take the parameter and required names from the tool's `inputSchema`, and keep
+    /// the schema (see [`input_schema`](Self::input_schema)).
+    ///
+    /// The parameters are the keys of `properties`. They are left unknown when the
+    /// schema has no `properties` object, or admits other names: `additionalProperties`
+    /// other than `false` (absent counts as closed: a name outside `properties` would
+    /// be dropped by the tool's deserializer, which V6 forbids), `patternProperties`,
+    /// or composition (`allOf`, `anyOf`, `oneOf`, `$ref`). The required names are
+    /// those of a `required` array.
+    ///
+    /// ```
+    /// let schema = serde_json::json!({
+    ///     "type": "object", "properties": {"count": {"type": "integer"}}, "required": ["count"]
+    /// });
+    /// let call = backstop_core::call::CallContext::new("takes_int").with_input_schema(&schema);
+    /// assert_eq!(call.parameters.unwrap(), ["count"]);
+    /// assert_eq!(call.required.unwrap(), ["count"]);
+    /// ```
+    pub fn with_input_schema(self, schema: &Value) -> Self {
+        self.with_shared_input_schema(Arc::new(schema.clone()))
+    }
+
+    /// [`with_input_schema`](Self::with_input_schema) with a schema shared with the
+    /// catalog (not copied per call).
+    pub(crate) fn with_shared_input_schema(mut self, schema: Arc<Value>) -> Self {
+        self.take_names_from(&schema);
+        self.input_schema = Some(schema);
+        self
+    }
+
+    fn take_names_from(&mut self, schema: &Value) {
+        let open = schema
+            .get("additionalProperties")
+            .is_some_and(|a| a != &Value::Bool(false))
+            || ["patternProperties", "allOf", "anyOf", "oneOf", "$ref"]
+                .iter()
+                .any(|key| schema.get(key).is_some());
+        self.parameters = match schema.get("properties").and_then(Value::as_object) {
+            Some(properties) if !open => Some(properties.keys().cloned().collect()),
+            _ => None,
+        };
+        self.required = schema
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|required| {
+                required
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            });
+    }
+}
 
 /// The most values one call's shapes describe (B2: a pending call's state is bounded
 /// whatever its arguments): past it, a value is not described, and so never located.
@@ -63,7 +311,7 @@ const JSON_TYPES: [&str; 7] = [
 /// text ([`from_json`](Self::from_json)).
 ///
 /// ```
-/// use backstop_core::{ArgumentShapes, CallContext, Failure, Problem, error_result};
+/// use backstop_core::{Failure, call::{ArgumentShapes, CallContext, Problem, error_result}};
 /// let arguments = serde_json::json!({"count": "hunter2", "verbose": true});
 /// let shapes = ArgumentShapes::of(arguments.as_object().unwrap());
 /// assert_eq!(shapes.names().collect::<Vec<_>>(), ["count", "verbose"]);
@@ -110,7 +358,7 @@ impl ArgumentShapes {
     /// out of `f64`'s range) keeps what it can: the names, values undescribed.
     ///
     /// ```
-    /// use backstop_core::ArgumentShapes;
+    /// use backstop_core::call::ArgumentShapes;
     /// let shapes = ArgumentShapes::from_json(r#"{"b": "hunter2", "a": 1e400}"#);
     /// assert_eq!(shapes.names().collect::<Vec<_>>(), ["b", "a"]);
     /// assert_eq!(ArgumentShapes::from_json("[1]").names().count(), 0);
@@ -756,7 +1004,7 @@ fn absent_required(call: &CallContext) -> Vec<Mismatch<'static>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::render_problems;
+    use crate::validation::render_problems;
     use proptest::prelude::*;
     use serde_json::json;
 
@@ -1141,10 +1389,10 @@ mod tests {
                         "{} not in the schema", segment);
                 }
             }
-            let failure = crate::Failure::validation(located.clone());
-            let result = crate::error_result(&failure, &call);
+            let failure = crate::failure::Failure::validation(located.clone());
+            let result = crate::error_result::error_result(&failure, &call);
             let wire = serde_json::to_string(&result).unwrap();
-            let log = format!("{:?}", crate::LogRecord::for_call(&failure, &call));
+            let log = format!("{:?}", crate::log::LogRecord::for_call(&failure, &call));
             let text = render_problems("t", &located);
             let shapes = format!("{:?}", call.argument_shapes);
             for shown in [&wire, &log, &text, &shapes] {

@@ -15,7 +15,7 @@ use crate::validation::Problem;
 /// (SPEC P1).
 ///
 /// ```
-/// use backstop_core::Family;
+/// use backstop_core::call::Family;
 /// assert_eq!(Family::default(), Family::Internal);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -48,7 +48,7 @@ impl Family {
     /// `internal`.
     ///
     /// ```
-    /// use backstop_core::Family;
+    /// use backstop_core::call::Family;
     /// assert_eq!(Family::NotFound.as_str(), "not_found");
     /// assert_eq!(Family::parse("not_found"), Some(Family::NotFound));
     /// ```
@@ -65,7 +65,7 @@ impl Family {
     /// The family named by [`as_str`](Self::as_str), if any.
     ///
     /// ```
-    /// use backstop_core::Family;
+    /// use backstop_core::call::Family;
     /// assert!(Family::ALL.iter().all(|f| Family::parse(f.as_str()) == Some(*f)));
     /// assert_eq!(Family::parse("NotFound"), None);
     /// ```
@@ -77,7 +77,7 @@ impl Family {
 /// A log level, for the failure's own level (SPEC G1).
 ///
 /// ```
-/// use backstop_core::Level;
+/// use backstop_core::call::Level;
 /// assert!(Level::Error > Level::Warning);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -98,7 +98,7 @@ impl Level {
     /// The level's lowercase name: `trace`, `debug`, `info`, `warning`, `error`.
     ///
     /// ```
-    /// assert_eq!(backstop_core::Level::Warning.as_str(), "warning");
+    /// assert_eq!(backstop_core::call::Level::Warning.as_str(), "warning");
     /// ```
     pub fn as_str(self) -> &'static str {
         match self {
@@ -115,7 +115,7 @@ impl Level {
     /// other logging systems (Python's `WARNING`, …) are understood.
     ///
     /// ```
-    /// use backstop_core::Level;
+    /// use backstop_core::call::Level;
     /// assert_eq!(Level::parse("WARNING"), Some(Level::Warning));
     /// assert_eq!(Level::parse("warn"), Some(Level::Warning));
     /// assert_eq!(Level::parse("loud"), None);
@@ -142,7 +142,7 @@ pub const VALIDATION_ERROR: &str = "ValidationError";
 /// A failed tool call (or a failed request of another method).
 ///
 /// ```
-/// use backstop_core::{Failure, Family};
+/// use backstop_core::{Failure, call::Family};
 ///
 /// #[derive(Debug, thiserror::Error)]
 /// #[error("no pane with id {0}")]
@@ -235,7 +235,7 @@ impl Failure {
     /// (V2); no input value is ever part of a [`Problem`] (V3).
     ///
     /// ```
-    /// use backstop_core::{Failure, Problem};
+    /// use backstop_core::{Failure, call::Problem};
     /// let failure = Failure::validation(vec![Problem::missing_argument("count")]);
     /// assert!(failure.is_validation());
     /// assert_eq!(failure.error_type(), "ValidationError");
@@ -288,7 +288,7 @@ impl Failure {
     /// Declare the level this failure is logged at (G1).
     ///
     /// ```
-    /// use backstop_core::{Failure, Level};
+    /// use backstop_core::{Failure, call::Level};
     /// let failure = Failure::unexpected("x").with_level(Level::Info);
     /// assert_eq!(failure.level(), Some(Level::Info));
     /// ```
@@ -300,7 +300,7 @@ impl Failure {
     /// Set the family that drives the protocol-error mapping (P1).
     ///
     /// ```
-    /// use backstop_core::{Failure, Family};
+    /// use backstop_core::{Failure, call::Family};
     /// let failure = Failure::expected("no such session").with_family(Family::NotFound);
     /// assert_eq!(failure.family(), Family::NotFound);
     /// ```
@@ -379,7 +379,7 @@ impl Failure {
     /// The family (P1).
     ///
     /// ```
-    /// use backstop_core::{Failure, Family};
+    /// use backstop_core::{Failure, call::Family};
     /// assert_eq!(Failure::unexpected("x").family(), Family::Internal);
     /// ```
     pub fn family(&self) -> Family {
@@ -398,7 +398,7 @@ impl Failure {
     /// The validation problems; empty unless this is a validation failure.
     ///
     /// ```
-    /// use backstop_core::{Failure, Problem};
+    /// use backstop_core::{Failure, call::Problem};
     /// let failure = Failure::validation(vec![Problem::missing_argument("count")]);
     /// assert_eq!(failure.problems().len(), 1);
     /// ```

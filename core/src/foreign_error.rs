@@ -16,7 +16,7 @@ use crate::message_family::family_of_message;
 /// What a binding knows of a failed call's exception.
 ///
 /// ```
-/// use backstop_core::foreign_error::ForeignError;
+/// use backstop_core::call::ForeignError;
 /// let error = ForeignError {
 ///     type_name: "RuntimeError".into(),
 ///     message: "boom".into(),
@@ -86,8 +86,8 @@ fn family(names: &[&str]) -> Family {
 /// - the suggestion, level and own `_meta` keys as declared (E5, G1, E7).
 ///
 /// ```
-/// use backstop_core::foreign_error::{ForeignError, classify};
-/// use backstop_core::{Family, Level};
+/// use backstop_core::call::{ForeignError, classify};
+/// use backstop_core::call::{Family, Level};
 /// let failure = classify(&ForeignError {
 ///     type_name: "ExpectedToolError".into(),
 ///     ancestors: vec!["ExpectedToolError".into(), "ToolError".into(), "Exception".into()],
@@ -152,13 +152,13 @@ pub fn classify(error: &ForeignError) -> Failure {
 /// such tool (SPEC E8, R5): fastmcp's own word for it, `NotFoundError("Unknown tool:
 /// 'x'")` naming the tool. The server's tools changed since they were listed: an
 /// adapter in process lists them again, hands the listing to its
-/// [`SessionMachine`](crate::machine::SessionMachine), and asks
-/// [`before_running`](crate::machine::SessionMachine::before_running) again, which
+/// [`SessionMachine`](crate::SessionMachine), and asks
+/// [`before_running`](crate::SessionMachine::before_running) again, which
 /// answers E8 when the tool is gone. A tool's own not-found failure (another type, or
 /// a message of its own) is a failure of a known tool.
 ///
 /// ```
-/// use backstop_core::foreign_error::{ForeignError, says_unknown_tool};
+/// use backstop_core::call::{ForeignError, says_unknown_tool};
 /// let error = ForeignError {
 ///     type_name: "NotFoundError".into(),
 ///     message: "Unknown tool: 'small'".into(),

@@ -40,8 +40,8 @@
 //! last line of defence: the core applies it to every `isError` text it forwards.
 //!
 //! ```
-//! use backstop_core::foreign_validation::recognize;
-//! use backstop_core::Problem;
+//! use backstop_core::call::recognize;
+//! use backstop_core::call::Problem;
 //!
 //! let fastmcp = "1 validation error for call[takes_int]\ncount\n  Input should be a valid integer, \
 //!     unable to parse string as an integer [type=int_parsing, input_value='hunter2', input_type=str]";
@@ -76,7 +76,7 @@ use crate::validation::Problem;
 /// rejected value (V3).
 ///
 /// ```
-/// use backstop_core::foreign_validation::{REDACTED_MESSAGE, recognize};
+/// use backstop_core::call::{REDACTED_MESSAGE, recognize};
 /// let text = "1 validation error for call[t]\nx\n  Value error, x=hunter2 is odd \
 ///     [type=value_error, input_value='hunter2', input_type=str]";
 /// assert_eq!(recognize(text).unwrap()[0].message(), REDACTED_MESSAGE);
@@ -84,14 +84,14 @@ use crate::validation::Problem;
 pub const REDACTED_MESSAGE: &str = "Invalid value";
 
 /// The argument-validation problems a framework's failure text describes, or `None`
-/// when the text is not one (see the [module docs](self)). No returned problem holds
+/// when the text is not one (see the [module docs](crate::call)). No returned problem holds
 /// an input value.
 ///
 /// ```
 /// let text = "Internal error: 1 validation error for call[t]\nx\n  Missing required argument \
 ///     [type=missing_argument, input_value={}, input_type=dict]";
-/// let problems = backstop_core::foreign_validation::recognize(text).unwrap();
-/// assert_eq!(problems, [backstop_core::Problem::missing_argument("x")]);
+/// let problems = backstop_core::call::recognize(text).unwrap();
+/// assert_eq!(problems, [backstop_core::call::Problem::missing_argument("x")]);
 /// ```
 pub fn recognize(text: &str) -> Option<Vec<Problem>> {
     let text = strip_prefixes(text.trim_start()).rest;
@@ -102,8 +102,8 @@ pub fn recognize(text: &str) -> Option<Vec<Problem>> {
 mod tests {
     use super::zod::dotted_path;
     use super::*;
-    use crate::ProblemKind;
-    use crate::render_problems;
+    use crate::validation::ProblemKind;
+    use crate::validation::render_problems;
     use proptest::prelude::*;
 
     const FASTMCP_MISSING: &str = "1 validation error for call[takes_int]\ncount\n  Missing required argument [type=missing_argument, input_value={}, input_type=dict]\n    For further information visit https://errors.pydantic.dev/2.14/v/missing_argument";

@@ -10,7 +10,7 @@ use serde_json::Value;
 /// Well-known JSON-RPC error codes, and the ones SPEC P1/R3 use.
 ///
 /// ```
-/// use backstop_core::protocol_error::code;
+/// use backstop_core::protocol::code;
 /// assert_eq!(code::INVALID_PARAMS, -32602);
 /// assert_eq!(code::RESOURCE_NOT_FOUND, -32002);
 /// ```

@@ -8,16 +8,29 @@
 //! Rules cited as `E1`, `L4`, … are those of the project's specification,
 //! [`docs/rules.md`](https://github.com/backstop-mcp/backstop/blob/main/docs/rules.md).
 //!
-//! The front door, re-exported here:
+//! The front door, re-exported here, and nowhere else:
 //!
 //! - [`SessionMachine`]: everything one connection knows, and every decision about its
-//!   messages — what an adapter drives ([`machine`]);
-//! - [`shape_tool_call`]: one `tools/call`, end to end, in one call ([`call`]);
-//! - [`ToolCatalog`]: what `tools/list` said, and how far it can be trusted ([`catalog`]);
-//! - [`Failure`], [`ToolResult`], [`Limit`]: a failure, a result, the cap.
+//!   messages — what an adapter drives;
+//! - [`shape_tool_call`]: one `tools/call`, end to end, in one call;
+//! - [`ToolCatalog`]: what `tools/list` said, and how far it can be trusted;
+//! - [`Failure`], [`ToolResult`], [`ProtocolError`], [`Limit`]: a failure, a result, a
+//!   protocol error, the cap.
+//!
+//! Everything else lives in one of six modules, grouped by job, each item at one path
+//! only (an item of the front door is not also public in its module):
+//!
+//! - [`machine`]: what the session machine takes and gives, and MCP's methods;
+//! - [`limit`]: the cap and the cut;
+//! - [`call`]: shaping one `tools/call` — the call, the failure's kinds, the result's
+//!   parts, validation problems, foreign errors, the log record;
+//! - [`catalog`]: the catalog's answers and bounds;
+//! - [`protocol`]: JSON-RPC codes, the session's revision and client, parameter headers;
+//! - `testing` (feature `testing`): checks and strategies for adapters' tests.
 //!
 //! ```
-//! use backstop_core::{CallContext, Failure, Limit, Outcome, ToolCatalog, shape_tool_call};
+//! use backstop_core::call::{CallContext, Outcome};
+//! use backstop_core::{Failure, Limit, ToolCatalog, shape_tool_call};
 //! let catalog = ToolCatalog::from_tools_list(&serde_json::json!({"tools": [{"name": "capture_pane"}]}));
 //! let call = CallContext::new("capture_pane");
 //! let outcome = Outcome::Failure(Failure::expected("Pane not found: %99"));
@@ -31,42 +44,37 @@ pub mod call;
 pub mod catalog;
 mod error_result;
 mod failure;
-pub mod foreign_error;
-pub mod foreign_validation;
+mod foreign_error;
+mod foreign_validation;
 mod jsonrpc_error;
 pub mod limit;
 mod log;
 pub mod machine;
 mod message_family;
-pub mod method;
-pub mod param_headers;
+mod method;
+mod param_headers;
 mod prefix;
-pub mod protocol_error;
-pub mod request_error;
+pub mod protocol;
+mod protocol_error;
+mod request_error;
 mod result;
 mod session;
+mod session_machine;
 mod suggest;
 #[cfg(feature = "testing")]
 pub mod testing;
+mod tool_call;
+mod tool_catalog;
 mod validation;
 mod wire;
 
-pub use arguments::ArgumentShapes;
-pub use call::{Outcome, Shaped, shape_tool_call};
-pub use catalog::ToolCatalog;
-pub use error_result::{CallContext, error_result, unknown_tool};
-pub use failure::{EXPECTED_TOOL_ERROR, Failure, Family, Level, TOOL_ERROR, VALIDATION_ERROR};
-pub use limit::{
-    Keep, Limit, LimitError, Limited, MetaKept, RESULT_TOO_LARGE, RESULT_TOO_LARGE_SUGGESTION,
-    StructuredCut, Truncation,
-};
-pub use log::{ErrorCounts, LogRecord};
-pub use machine::SessionMachine;
-pub use protocol_error::ProtocolError;
-pub use result::{Content, ModelError, TextContent, ToolResult};
-pub use session::{ClientInfo, PROTOCOL_VERSION_META_KEY, Revision, Session};
-pub use suggest::{MAX_SUGGESTION_DISTANCE, closest, edit_distance};
-pub use validation::{Problem, ProblemKind, render_problems};
+pub use failure::Failure;
+pub use jsonrpc_error::ProtocolError;
+pub use limit::settings::Limit;
+pub use result::ToolResult;
+pub use session_machine::SessionMachine;
+pub use tool_call::shape_tool_call;
+pub use tool_catalog::ToolCatalog;
 
 /// The README's examples, compiled and run as doc tests so that they stay true.
 #[cfg(doctest)]

@@ -52,7 +52,7 @@ mod payload;
 mod reader;
 mod schema;
 mod serialization;
-mod settings;
+pub(crate) mod settings;
 mod structured;
 
 use serde::Serialize;
@@ -65,7 +65,8 @@ pub(crate) use entry_points::texts_apart;
 pub use held_in_part::{HeldEnds, HeldInPart, may_start_serialization};
 use payload::PayloadTail;
 pub use reader::ReaderCount;
-pub use settings::{ERROR_LEAD, Keep, KeepError, Limit, LimitError};
+pub(crate) use settings::Limit;
+pub use settings::{ERROR_LEAD, Keep, KeepError, LimitError};
 pub use structured::{RESULT_TOO_LARGE, RESULT_TOO_LARGE_SUGGESTION, StructuredCut};
 
 use crate::result::ToolResult;
@@ -111,7 +112,7 @@ pub struct Limited {
 /// the cap could not hold it (SPEC L12).
 ///
 /// ```
-/// use backstop_core::{Limit, MetaKept, ToolResult};
+/// use backstop_core::{Limit, ToolResult, limit::MetaKept};
 /// let cut = Limit::new(300).unwrap().apply_to_result(ToolResult::text("z".repeat(1000)));
 /// let report = cut.truncation.unwrap();
 /// assert_eq!(report.original_bytes, 1000);
@@ -137,7 +138,7 @@ pub struct Truncation {
 /// How much of a truncated result's `_meta` survived (SPEC L6).
 ///
 /// ```
-/// use backstop_core::{Limit, MetaKept, ToolResult};
+/// use backstop_core::{Limit, ToolResult, limit::MetaKept};
 /// let big_meta = ToolResult::text("t".repeat(500)).with_meta("trace", "x".repeat(5000).into());
 /// let cut = Limit::new(400).unwrap().apply_to_result(big_meta);
 /// assert_eq!(cut.truncation.unwrap().meta, MetaKept::ErrorKeys);

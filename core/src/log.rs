@@ -6,7 +6,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::error_result::{CallContext, explain};
+use crate::arguments::CallContext;
+use crate::error_result::explain;
 use crate::failure::{Failure, Level};
 
 /// The method of a tool call.
@@ -19,7 +20,7 @@ const TOOLS_CALL: &str = "tools/call";
 /// message a tool wrote itself is logged as written.
 ///
 /// ```
-/// use backstop_core::{Failure, Level, LogRecord};
+/// use backstop_core::{Failure, call::{Level, LogRecord}};
 /// let record = LogRecord::new(&Failure::unexpected("boom"), "tools/call", Some("run"));
 /// assert_eq!(record.level, Level::Error);
 /// assert_eq!(record.count_key(), "ToolError:tools/call");
@@ -49,7 +50,7 @@ impl LogRecord {
     /// problems the error result lists.
     ///
     /// ```
-    /// use backstop_core::{Failure, Level, LogRecord, Problem};
+    /// use backstop_core::{Failure, call::{Level, LogRecord, Problem}};
     /// let failure = Failure::validation(vec![Problem::missing_argument("count")]);
     /// let record = LogRecord::new(&failure, "tools/call", Some("takes_int"));
     /// assert_eq!(record.level, Level::Warning);
@@ -63,10 +64,10 @@ impl LogRecord {
     }
 
     /// The record of a failed tool call, with the same problems, type and
-    /// expectedness as [`error_result`](crate::error_result()) gives the client.
+    /// expectedness as [`error_result`](crate::call::error_result()) gives the client.
     ///
     /// ```
-    /// use backstop_core::{CallContext, Failure, LogRecord};
+    /// use backstop_core::{Failure, call::{CallContext, LogRecord}};
     /// let call = CallContext::new("takes_int").with_parameters(["count"]).with_arguments(["count", "x"]);
     /// let record = LogRecord::for_call(&Failure::validation(vec![]), &call);
     /// assert_eq!(record.method, "tools/call");
@@ -98,7 +99,7 @@ impl LogRecord {
     /// The key this record is counted under: `<error_type>:<method>` (G3).
     ///
     /// ```
-    /// use backstop_core::{Failure, LogRecord};
+    /// use backstop_core::{Failure, call::LogRecord};
     /// let record = LogRecord::new(&Failure::expected("x"), "prompts/get", None);
     /// assert_eq!(record.count_key(), "ExpectedToolError:prompts/get");
     /// ```
@@ -114,7 +115,7 @@ impl LogRecord {
 /// in [`overflow`](Self::overflow) instead.
 ///
 /// ```
-/// use backstop_core::{ErrorCounts, Failure, LogRecord};
+/// use backstop_core::{Failure, call::{ErrorCounts, LogRecord}};
 /// let mut counts = ErrorCounts::new();
 /// counts.record(&LogRecord::new(&Failure::unexpected("a"), "tools/call", Some("t")));
 /// counts.record(&LogRecord::new(&Failure::unexpected("b"), "tools/call", Some("u")));
@@ -142,7 +143,7 @@ impl ErrorCounts {
     /// No counts, at most [`Self::DEFAULT_MAX_KEYS`] keys.
     ///
     /// ```
-    /// assert!(backstop_core::ErrorCounts::new().is_empty());
+    /// assert!(backstop_core::call::ErrorCounts::new().is_empty());
     /// ```
     pub fn new() -> Self {
         Self::with_max_keys(Self::DEFAULT_MAX_KEYS)
@@ -151,7 +152,7 @@ impl ErrorCounts {
     /// No counts, at most `max_keys` distinct keys.
     ///
     /// ```
-    /// use backstop_core::{ErrorCounts, Failure, LogRecord};
+    /// use backstop_core::{Failure, call::{ErrorCounts, LogRecord}};
     /// let mut counts = ErrorCounts::with_max_keys(1);
     /// counts.record(&LogRecord::new(&Failure::unexpected("a"), "m1", None));
     /// counts.record(&LogRecord::new(&Failure::unexpected("a"), "m2", None));
@@ -168,7 +169,7 @@ impl ErrorCounts {
     /// Count one record under its [`count_key`](LogRecord::count_key).
     ///
     /// ```
-    /// use backstop_core::{ErrorCounts, Failure, LogRecord};
+    /// use backstop_core::{Failure, call::{ErrorCounts, LogRecord}};
     /// let mut counts = ErrorCounts::new();
     /// counts.record(&LogRecord::new(&Failure::expected("x"), "tools/call", Some("t")));
     /// assert_eq!(counts.get("ExpectedToolError:tools/call"), 1);
@@ -187,7 +188,7 @@ impl ErrorCounts {
     /// The count under `key` (`<error_type>:<method>`), 0 if none.
     ///
     /// ```
-    /// assert_eq!(backstop_core::ErrorCounts::new().get("ToolError:tools/call"), 0);
+    /// assert_eq!(backstop_core::call::ErrorCounts::new().get("ToolError:tools/call"), 0);
     /// ```
     pub fn get(&self, key: &str) -> u64 {
         self.counts.get(key).copied().unwrap_or(0)
@@ -196,7 +197,7 @@ impl ErrorCounts {
     /// Every key and its count, in key order.
     ///
     /// ```
-    /// use backstop_core::{ErrorCounts, Failure, LogRecord};
+    /// use backstop_core::{Failure, call::{ErrorCounts, LogRecord}};
     /// let mut counts = ErrorCounts::new();
     /// for method in ["tools/call", "prompts/get"] {
     ///     counts.record(&LogRecord::new(&Failure::unexpected("x"), method, None));
@@ -213,7 +214,7 @@ impl ErrorCounts {
     /// The records that came after the key bound was reached, under new keys.
     ///
     /// ```
-    /// use backstop_core::{ErrorCounts, Failure, LogRecord};
+    /// use backstop_core::{Failure, call::{ErrorCounts, LogRecord}};
     /// let mut counts = ErrorCounts::with_max_keys(0);
     /// counts.record(&LogRecord::new(&Failure::unexpected("x"), "m", None));
     /// assert_eq!((counts.overflow(), counts.iter().count()), (1, 0));
@@ -225,7 +226,7 @@ impl ErrorCounts {
     /// The number of records counted, overflow included.
     ///
     /// ```
-    /// use backstop_core::{ErrorCounts, Failure, LogRecord};
+    /// use backstop_core::{Failure, call::{ErrorCounts, LogRecord}};
     /// let mut counts = ErrorCounts::new();
     /// counts.record(&LogRecord::new(&Failure::unexpected("a"), "m", None));
     /// assert_eq!(counts.total(), 1);
@@ -239,7 +240,7 @@ impl ErrorCounts {
     /// `true` when nothing was counted.
     ///
     /// ```
-    /// use backstop_core::{ErrorCounts, Failure, LogRecord};
+    /// use backstop_core::{Failure, call::{ErrorCounts, LogRecord}};
     /// let mut counts = ErrorCounts::new();
     /// assert!(counts.is_empty());
     /// counts.record(&LogRecord::new(&Failure::unexpected("x"), "m", None));

@@ -5,7 +5,7 @@
 //! that is the generic "internal" (a framework's catch-all `ResourceError`, a `-32603`)
 //! from its message: `Session not found: missing` is not-found whoever raised it.
 //! [`family_of_message`] is that one reading, used by
-//! [`foreign_error::classify`](crate::foreign_error::classify) and by
+//! [`foreign_error::classify`](crate::call::classify) and by
 //! [`Failure::from_protocol_error`](crate::Failure::from_protocol_error), so that the
 //! same message gets the same family — and the same code — in every adapter.
 
@@ -66,7 +66,7 @@ pub fn family_of_message(message: &str) -> Option<Family> {
 /// The family a JSON-RPC error code says (P1), `None` for the codes that say nothing
 /// (`-32603`, `-32000`, any other).
 pub fn code_family(code: i64) -> Option<Family> {
-    use crate::protocol_error::code;
+    use crate::jsonrpc_error::code;
     match code {
         code::INVALID_PARAMS => Some(Family::InvalidParams),
         code::NOT_FOUND | code::RESOURCE_NOT_FOUND => Some(Family::NotFound),
@@ -137,7 +137,7 @@ mod tests {
 mod examples {
     #[test]
     fn example_family_of_message_1() {
-        use crate::Family;
+        use crate::failure::Family;
         use crate::message_family::family_of_message;
         assert_eq!(
             family_of_message("Session not found: missing"),
@@ -169,7 +169,7 @@ mod examples {
 
     #[test]
     fn example_code_family_2() {
-        use crate::Family;
+        use crate::failure::Family;
         use crate::message_family::code_family;
         assert_eq!(code_family(-32002), Some(Family::NotFound));
         assert_eq!(code_family(-32602), Some(Family::InvalidParams));

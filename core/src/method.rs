@@ -4,7 +4,7 @@
 //! call, and what the 2026-07-28 `Mcp-Name` header of each names.
 //!
 //! ```
-//! use backstop_core::method::{NamedBy, asks_long_lived_answer, named_by};
+//! use backstop_core::machine::{NamedBy, asks_long_lived_answer, named_by};
 //! assert!(asks_long_lived_answer("subscriptions/listen"));
 //! assert!(!asks_long_lived_answer("tools/call"));
 //! assert_eq!(named_by("resources/read"), Some(NamedBy::Uri));
@@ -29,7 +29,7 @@ pub const LONG_LIVED: [&str; 2] = ["subscriptions/listen", "tasks/result"];
 /// events (SPEC A5).
 ///
 /// ```
-/// use backstop_core::method::asks_long_lived_answer;
+/// use backstop_core::machine::asks_long_lived_answer;
 /// assert!(asks_long_lived_answer("tasks/result"));
 /// assert!(!asks_long_lived_answer("tasks/get"));
 /// ```
@@ -42,8 +42,8 @@ pub fn asks_long_lived_answer(method: &str) -> bool {
 /// after it carry.
 ///
 /// ```
-/// assert!(backstop_core::method::begins_handshake("initialize"));
-/// assert!(!backstop_core::method::begins_handshake("notifications/initialized"));
+/// assert!(backstop_core::machine::begins_handshake("initialize"));
+/// assert!(!backstop_core::machine::begins_handshake("notifications/initialized"));
 /// ```
 pub fn begins_handshake(method: &str) -> bool {
     method == INITIALIZE
@@ -53,8 +53,8 @@ pub fn begins_handshake(method: &str) -> bool {
 /// server may send messages of its own (over Streamable HTTP, on its GET stream).
 ///
 /// ```
-/// assert!(backstop_core::method::ends_handshake("notifications/initialized"));
-/// assert!(!backstop_core::method::ends_handshake("initialize"));
+/// assert!(backstop_core::machine::ends_handshake("notifications/initialized"));
+/// assert!(!backstop_core::machine::ends_handshake("initialize"));
 /// ```
 pub fn ends_handshake(method: &str) -> bool {
     method == INITIALIZED
@@ -63,8 +63,8 @@ pub fn ends_handshake(method: &str) -> bool {
 /// Whether `method` is a tool call (`tools/call`).
 ///
 /// ```
-/// assert!(backstop_core::method::is_tool_call("tools/call"));
-/// assert!(!backstop_core::method::is_tool_call("tools/list"));
+/// assert!(backstop_core::machine::is_tool_call("tools/call"));
+/// assert!(!backstop_core::machine::is_tool_call("tools/list"));
 /// ```
 pub fn is_tool_call(method: &str) -> bool {
     method == TOOLS_CALL
@@ -87,7 +87,7 @@ pub enum NamedBy {
 /// `resources/read`, `params.taskId` of `tasks/*`.
 ///
 /// ```
-/// use backstop_core::method::{NamedBy, named_by};
+/// use backstop_core::machine::{NamedBy, named_by};
 /// assert_eq!(named_by("tools/call"), Some(NamedBy::Name));
 /// assert_eq!(named_by("prompts/get"), Some(NamedBy::Name));
 /// assert_eq!(named_by("tasks/get"), Some(NamedBy::TaskId));

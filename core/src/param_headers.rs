@@ -10,7 +10,7 @@
 //! How a value is written into a header (plain, or `=?base64?…?=`) is the transport's.
 //!
 //! ```
-//! use backstop_core::param_headers::param_headers;
+//! use backstop_core::protocol::param_headers;
 //! let schema = serde_json::json!({"type": "object", "properties": {
 //!     "region": {"type": "string", "x-mcp-header": "Region"},
 //!     "query": {"type": "string"}}});
@@ -32,7 +32,7 @@ pub const X_MCP_HEADER: &str = "x-mcp-header";
 pub const HEADER_PREFIX: &str = "Mcp-Param-";
 
 /// The `(Name, value)` of each `Mcp-Param-{Name}` header a call with `arguments` of a
-/// tool whose input schema is `input_schema` carries (see the [module docs](self)), in
+/// tool whose input schema is `input_schema` carries (see the [module docs](crate::protocol)), in
 /// the schema's property order.
 pub fn param_headers(
     input_schema: &Value,

@@ -221,7 +221,7 @@ mod tests {
 mod examples {
     #[test]
     fn example_strip_prefixes_1() {
-        use crate::Family;
+        use crate::failure::Family;
         use crate::prefix::strip_prefixes;
 
         let stripped =

@@ -47,7 +47,7 @@ impl ProtocolError {
     /// - A suggestion, when there is one, goes in `data.suggestion` (as E8 does).
     ///
     /// ```
-    /// use backstop_core::{Failure, Family, ProtocolError, Revision};
+    /// use backstop_core::{Failure, ProtocolError, call::Family, protocol::Revision};
     /// let failure = Failure::expected("Session not found: missing").with_family(Family::NotFound);
     /// let uri = Some("probe://sessions/missing");
     /// let old = ProtocolError::from_failure(&failure, "resources/read", Revision::V2025_11_25, uri);
@@ -108,7 +108,7 @@ impl ProtocolError {
     /// A failure that already is a protocol error is that error, unchanged (P2).
     ///
     /// ```
-    /// use backstop_core::{Failure, Level, ProtocolError};
+    /// use backstop_core::{Failure, ProtocolError, call::Level};
     /// let failure = Failure::expected("Pane not found: %99")
     ///     .with_error_type("PaneNotFound")
     ///     .with_suggestion("Call list_panes.")
@@ -213,7 +213,7 @@ impl Failure {
     /// value (V3 wins over P2).
     ///
     /// ```
-    /// use backstop_core::{Failure, ProtocolError, Revision};
+    /// use backstop_core::{Failure, ProtocolError, protocol::Revision};
     /// let error = ProtocolError::new(-32002, "Resource not found: x");
     /// let failure = Failure::protocol(error.clone());
     /// assert_eq!(failure.as_protocol_error(), Some(&error));
@@ -261,7 +261,7 @@ impl Failure {
     ///   over P2 there (it is re-rendered as a `-32602` validation error instead).
     ///
     /// ```
-    /// use backstop_core::{Failure, Family, ProtocolError};
+    /// use backstop_core::{Failure, ProtocolError, call::Family};
     /// let error = ProtocolError::new(-32603, "Internal error: Error calling tool 'run': boom");
     /// let failure = Failure::from_protocol_error(&error);
     /// assert_eq!(failure.message(), "boom");

@@ -41,8 +41,8 @@ pub struct ShapedError {
 ///   without the value (V3) and logged.
 ///
 /// ```
-/// use backstop_core::{Failure, Family, ProtocolError, Revision, Session};
-/// use backstop_core::request_error::shape_request_error;
+/// use backstop_core::{Failure, ProtocolError, call::Family, protocol::{Revision, Session}};
+/// use backstop_core::call::shape_request_error;
 ///
 /// let failure = Failure::expected("Session not found: missing").with_family(Family::NotFound);
 /// let travelled = ProtocolError::encode_failure(&failure);
@@ -106,7 +106,7 @@ pub fn shape_request_error(
 ///
 /// ```
 /// use backstop_core::ProtocolError;
-/// use backstop_core::request_error::is_resource_not_found;
+/// use backstop_core::call::is_resource_not_found;
 /// assert!(is_resource_not_found(&ProtocolError::new(-32002, "gone")));
 /// let new_style = ProtocolError::new(-32602, "gone").with_data(serde_json::json!({"uri": "x"}));
 /// assert!(is_resource_not_found(&new_style));

@@ -42,7 +42,7 @@ pub struct ToolResult {
 /// One content block of a result.
 ///
 /// ```
-/// use backstop_core::Content;
+/// use backstop_core::call::Content;
 /// let block: Content = serde_json::from_str(r#"{"type":"image","data":"AA==","mimeType":"image/png"}"#).unwrap();
 /// assert!(block.as_text().is_none());
 /// ```
@@ -58,7 +58,7 @@ pub enum Content {
 /// A text content block.
 ///
 /// ```
-/// use backstop_core::TextContent;
+/// use backstop_core::call::TextContent;
 /// let block = TextContent::new("hello");
 /// assert_eq!(block.text, "hello");
 /// ```
@@ -73,7 +73,7 @@ pub struct TextContent {
 /// A result that cannot be read as a `tools/call` result.
 ///
 /// ```
-/// use backstop_core::{ModelError, ToolResult};
+/// use backstop_core::{ToolResult, call::ModelError};
 /// let err = ToolResult::from_value(serde_json::json!({"content": "text"})).unwrap_err();
 /// assert_eq!(err, ModelError::WrongType { member: "content", expected: "an array" });
 /// ```
@@ -102,7 +102,7 @@ impl TextContent {
     /// A text block with no other members.
     ///
     /// ```
-    /// assert!(backstop_core::TextContent::new("x").extra.is_empty());
+    /// assert!(backstop_core::call::TextContent::new("x").extra.is_empty());
     /// ```
     pub fn new(text: impl Into<String>) -> Self {
         Self {
@@ -116,7 +116,7 @@ impl Content {
     /// A text block.
     ///
     /// ```
-    /// let block = backstop_core::Content::text("ok");
+    /// let block = backstop_core::call::Content::text("ok");
     /// assert_eq!(block.as_text(), Some("ok"));
     /// ```
     pub fn text(text: impl Into<String>) -> Self {
@@ -135,7 +135,7 @@ impl Content {
     /// anything else is kept as [`Content::Other`].
     ///
     /// ```
-    /// use backstop_core::Content;
+    /// use backstop_core::call::Content;
     /// let block = Content::from_value(serde_json::json!({"type": "text", "text": "hi"}));
     /// assert_eq!(block.as_text(), Some("hi"));
     /// ```
@@ -158,7 +158,7 @@ impl Content {
     /// The block as JSON.
     ///
     /// ```
-    /// let value = backstop_core::Content::text("hi").into_value();
+    /// let value = backstop_core::call::Content::text("hi").into_value();
     /// assert_eq!(value, serde_json::json!({"type": "text", "text": "hi"}));
     /// ```
     pub fn into_value(self) -> Value {
@@ -328,7 +328,7 @@ impl ToolResult {
     /// ignored.
     ///
     /// ```
-    /// use backstop_core::{Content, ToolResult};
+    /// use backstop_core::{ToolResult, call::Content};
     /// let shell = ToolResult { content: vec![Content::text(""), Content::text("")], ..ToolResult::default() };
     /// let whole = shell.with_texts(&["first", "second"]);
     /// assert_eq!(whole.content[1].as_text(), Some("second"));

@@ -8,7 +8,7 @@ use serde_json::{Map, Value};
 /// A revision of the MCP specification (R1).
 ///
 /// ```
-/// use backstop_core::Revision;
+/// use backstop_core::protocol::Revision;
 /// assert_eq!(Revision::parse("2025-06-18"), Some(Revision::V2025_06_18));
 /// assert_eq!(Revision::parse("1999-01-01"), None);
 /// assert_eq!(Revision::parse_or_newest("1999-01-01"), Revision::NEWEST);
@@ -52,7 +52,7 @@ impl Revision {
     /// The revision named by a `protocolVersion` string, if it is one of [`Self::ALL`].
     ///
     /// ```
-    /// assert!(backstop_core::Revision::parse("2026-07-28").is_some());
+    /// assert!(backstop_core::protocol::Revision::parse("2026-07-28").is_some());
     /// ```
     pub fn parse(version: &str) -> Option<Revision> {
         Self::ALL.into_iter().find(|r| r.as_str() == version)
@@ -61,7 +61,7 @@ impl Revision {
     /// The revision named, or [`Self::NEWEST`] for a name not understood (R3).
     ///
     /// ```
-    /// use backstop_core::Revision;
+    /// use backstop_core::protocol::Revision;
     /// assert_eq!(Revision::parse_or_newest("2099-01-01"), Revision::V2026_07_28);
     /// ```
     pub fn parse_or_newest(version: &str) -> Revision {
@@ -71,7 +71,7 @@ impl Revision {
     /// The revision's `protocolVersion` string.
     ///
     /// ```
-    /// assert_eq!(backstop_core::Revision::V2025_11_25.as_str(), "2025-11-25");
+    /// assert_eq!(backstop_core::protocol::Revision::V2025_11_25.as_str(), "2025-11-25");
     /// ```
     pub fn as_str(self) -> &'static str {
         match self {
@@ -87,7 +87,7 @@ impl Revision {
     /// 2025-11-25, `-32602` from 2026-07-28.
     ///
     /// ```
-    /// use backstop_core::Revision;
+    /// use backstop_core::protocol::Revision;
     /// assert_eq!(Revision::V2025_11_25.resource_not_found_code(), -32002);
     /// assert_eq!(Revision::V2026_07_28.resource_not_found_code(), -32602);
     /// ```
@@ -105,7 +105,7 @@ impl Revision {
     /// the server's identity into its `_meta` — as results do from 2026-07-28 on.
     ///
     /// ```
-    /// use backstop_core::Revision;
+    /// use backstop_core::protocol::Revision;
     /// assert!(Revision::V2026_07_28.results_carry_result_type());
     /// assert!(!Revision::V2025_11_25.results_carry_result_type());
     /// ```
@@ -123,7 +123,7 @@ impl std::fmt::Display for Revision {
 /// The client's `name` and `version`, as it gave them (`clientInfo`).
 ///
 /// ```
-/// let client = backstop_core::ClientInfo::new("probe-client", "9.9");
+/// let client = backstop_core::protocol::ClientInfo::new("probe-client", "9.9");
 /// assert_eq!(client.to_string(), "probe-client 9.9");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -138,7 +138,7 @@ impl ClientInfo {
     /// A client identity.
     ///
     /// ```
-    /// assert_eq!(backstop_core::ClientInfo::new("c", "1").version, "1");
+    /// assert_eq!(backstop_core::protocol::ClientInfo::new("c", "1").version, "1");
     /// ```
     pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
         Self {
@@ -152,7 +152,7 @@ impl ClientInfo {
     ///
     /// ```
     /// let info = serde_json::json!({"name": "gemini-cli", "version": "0.9"});
-    /// let client = backstop_core::ClientInfo::from_value(&info).unwrap();
+    /// let client = backstop_core::protocol::ClientInfo::from_value(&info).unwrap();
     /// assert_eq!(client.name, "gemini-cli");
     /// ```
     pub fn from_value(value: &Value) -> Option<ClientInfo> {
@@ -175,7 +175,7 @@ impl std::fmt::Display for ClientInfo {
 /// What is known of the session a request belongs to: the client and the revision.
 ///
 /// ```
-/// use backstop_core::{Revision, Session};
+/// use backstop_core::protocol::{Revision, Session};
 /// use serde_json::json;
 ///
 /// // From the handshake …
@@ -204,8 +204,8 @@ impl Session {
     /// `protocolVersion`. An unknown revision string reads as the newest (R3).
     ///
     /// ```
-    /// let s = backstop_core::Session::from_initialize(&serde_json::json!({"protocolVersion": "2024-11-05"}));
-    /// assert_eq!(s.revision(), backstop_core::Revision::V2024_11_05);
+    /// let s = backstop_core::protocol::Session::from_initialize(&serde_json::json!({"protocolVersion": "2024-11-05"}));
+    /// assert_eq!(s.revision(), backstop_core::protocol::Revision::V2024_11_05);
     /// assert!(s.client.is_none());
     /// ```
     pub fn from_initialize(params: &Value) -> Session {
@@ -222,7 +222,7 @@ impl Session {
     ///
     /// ```
     /// let meta = serde_json::json!({"io.modelcontextprotocol/clientInfo": {"name": "x"}});
-    /// let s = backstop_core::Session::from_request_meta(meta.as_object());
+    /// let s = backstop_core::protocol::Session::from_request_meta(meta.as_object());
     /// assert_eq!(s.client.unwrap().name, "x");
     /// ```
     pub fn from_request_meta(meta: Option<&Map<String, Value>>) -> Session {
@@ -244,7 +244,7 @@ impl Session {
     /// the handshake wins where it said something (R2, R3).
     ///
     /// ```
-    /// use backstop_core::{Revision, Session};
+    /// use backstop_core::protocol::{Revision, Session};
     /// let handshake = Session { revision: Some(Revision::V2025_06_18), client: None };
     /// let meta = serde_json::json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"});
     /// assert_eq!(handshake.or_request_meta(meta.as_object()).revision(), Revision::V2025_06_18);
@@ -260,7 +260,7 @@ impl Session {
     /// The revision in force: the known one, else the newest (R3).
     ///
     /// ```
-    /// assert_eq!(backstop_core::Session::default().revision(), backstop_core::Revision::NEWEST);
+    /// assert_eq!(backstop_core::protocol::Session::default().revision(), backstop_core::protocol::Revision::NEWEST);
     /// ```
     pub fn revision(&self) -> Revision {
         self.revision.unwrap_or(Revision::NEWEST)

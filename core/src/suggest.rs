@@ -12,7 +12,7 @@ pub const MAX_SUGGESTION_DISTANCE: usize = 2;
 /// other.
 ///
 /// ```
-/// use backstop_core::edit_distance;
+/// use backstop_core::call::edit_distance;
 /// assert_eq!(edit_distance("kitten", "sitting"), 3);
 /// assert_eq!(edit_distance("count", "coutn"), 2);
 /// assert_eq!(edit_distance("é", "e"), 1); // one char, although two bytes
@@ -41,7 +41,7 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
 /// See `closest_within` for the rules.
 ///
 /// ```
-/// use backstop_core::closest;
+/// use backstop_core::call::closest;
 /// let tools = ["list_panes", "send_keys", "capture_pane"];
 /// assert_eq!(closest("list_pane", &tools), Some("list_panes"));
 /// assert_eq!(closest("delete_everything", &tools), None);

@@ -15,7 +15,7 @@ use serde_json::{Map, Value};
 /// Why an argument was rejected.
 ///
 /// ```
-/// use backstop_core::ProblemKind;
+/// use backstop_core::call::ProblemKind;
 /// assert_eq!(ProblemKind::MissingArgument.name(), "missing_argument");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -52,7 +52,7 @@ impl ProblemKind {
     /// The message line of this kind, free of input values (V2, V3).
     ///
     /// ```
-    /// use backstop_core::ProblemKind;
+    /// use backstop_core::call::ProblemKind;
     /// assert_eq!(ProblemKind::MissingArgument.message(), "Missing required argument");
     /// assert_eq!(ProblemKind::UnexpectedArgument.message(), "Unexpected keyword argument");
     /// let kind = ProblemKind::InvalidType { expected: "integer".into() };
@@ -73,7 +73,7 @@ impl ProblemKind {
 /// One rejected part of an argument set.
 ///
 /// ```
-/// use backstop_core::Problem;
+/// use backstop_core::call::Problem;
 /// let problem = Problem::invalid_type(["target", "pane"], "string");
 /// assert_eq!(problem.location_text(), "target.pane");
 /// assert_eq!(Problem::root_other("invalid_arguments", "Arguments must be an object").location_text(), "__root__");
@@ -141,7 +141,7 @@ impl Problem {
     /// set, kind `invalid_arguments`, message `Invalid arguments`.
     ///
     /// ```
-    /// let problem = backstop_core::Problem::invalid_arguments();
+    /// let problem = backstop_core::call::Problem::invalid_arguments();
     /// assert_eq!(problem.location_text(), "__root__");
     /// assert_eq!(problem.kind.name(), "invalid_arguments");
     /// ```
@@ -152,7 +152,7 @@ impl Problem {
     /// This problem, placed at `location` instead (empty: the whole argument set).
     ///
     /// ```
-    /// use backstop_core::Problem;
+    /// use backstop_core::call::Problem;
     /// let problem = Problem::invalid_arguments().at(["target"]);
     /// assert_eq!(problem.location_text(), "target");
     /// ```
@@ -168,7 +168,7 @@ impl Problem {
     /// The message line of this problem (see [`ProblemKind::message`]).
     ///
     /// ```
-    /// let problem = backstop_core::Problem::missing_argument("count");
+    /// let problem = backstop_core::call::Problem::missing_argument("count");
     /// assert_eq!(problem.message(), "Missing required argument");
     /// ```
     pub fn message(&self) -> Cow<'_, str> {
@@ -178,7 +178,7 @@ impl Problem {
     /// The problem a serde deserialization message describes, as rmcp surfaces it —
     /// without the rejected value (V3). Messages that do not name the argument (invalid
     /// type, value or length; unknown variant) are placed at `__root__`: a call whose
-    /// input schema and [`ArgumentShapes`](crate::ArgumentShapes) are known places it
+    /// input schema and [`ArgumentShapes`](crate::call::ArgumentShapes) are known places it
     /// when the failure is converted; use
     /// [`from_serde_message_at`](Self::from_serde_message_at) when the location is
     /// known some other way.
@@ -203,7 +203,7 @@ impl Problem {
     /// [`Problem::invalid_arguments`] rather than the message.
     ///
     /// ```
-    /// use backstop_core::{Problem, ProblemKind};
+    /// use backstop_core::call::{Problem, ProblemKind};
     /// let msg = r#"failed to deserialize parameters: invalid type: string "rm -rf /", expected i64"#;
     /// let problem = Problem::from_serde_message(msg).unwrap();
     /// assert_eq!(problem.location_text(), "__root__");
@@ -220,11 +220,11 @@ impl Problem {
     /// [`from_serde_message`](Self::from_serde_message), with the location to use for
     /// messages that do not name the argument themselves (a caller that knows which
     /// argument failed, from a path-tracking deserializer, passes it here; the schema's
-    /// word is the core's, from [`ArgumentShapes`](crate::ArgumentShapes)). Messages
+    /// word is the core's, from [`ArgumentShapes`](crate::call::ArgumentShapes)). Messages
     /// that name a field (missing, unknown, duplicate) keep that name as their location.
     ///
     /// ```
-    /// use backstop_core::Problem;
+    /// use backstop_core::call::Problem;
     /// let msg = r#"invalid type: string "not-an-int", expected i64"#;
     /// let problem = Problem::from_serde_message_at(msg, ["count"]).unwrap();
     /// assert_eq!(problem, Problem::invalid_type(["count"], "integer"));
@@ -318,7 +318,7 @@ impl Problem {
     /// problems travel inside an encoded failure (see `ProtocolError::encode_failure`).
     ///
     /// ```
-    /// use backstop_core::Problem;
+    /// use backstop_core::call::Problem;
     /// let problem = Problem::invalid_type(["count"], "integer");
     /// let value = problem.to_value();
     /// assert_eq!(value, serde_json::json!({"location": ["count"], "type": "invalid_type", "expected": "integer"}));
@@ -344,7 +344,7 @@ impl Problem {
     /// Read a problem written by [`to_value`](Self::to_value); `None` if it is not one.
     ///
     /// ```
-    /// use backstop_core::Problem;
+    /// use backstop_core::call::Problem;
     /// let value = serde_json::json!({"location": ["count"], "type": "missing_argument"});
     /// assert_eq!(Problem::from_value(&value), Some(Problem::missing_argument("count")));
     /// assert_eq!(Problem::from_value(&serde_json::json!("count")), None);
@@ -441,7 +441,7 @@ pub fn type_in_words(expected: &str) -> String {
 /// `\n`. No problems at all renders the one [`Problem::invalid_arguments`].
 ///
 /// ```
-/// use backstop_core::{Problem, render_problems};
+/// use backstop_core::call::{Problem, render_problems};
 /// let text = render_problems("takes_int", &[Problem::missing_argument("count")]);
 /// assert_eq!(text, "1 validation error for takes_int\ncount\n  Missing required argument [type=missing_argument]");
 /// let two = render_problems("t", &[Problem::unexpected_argument("a"), Problem::unexpected_argument("b")]);

@@ -9,8 +9,9 @@
 //! defect 5; not-found outside tools as `-32603`, P1 / defects 4 and 6).
 
 use backstop_core::{
-    ArgumentShapes, CallContext, ClientInfo, Failure, Family, Problem, ProtocolError, Revision,
-    Session, error_result, unknown_tool,
+    Failure, ProtocolError,
+    call::{ArgumentShapes, CallContext, Family, Problem, error_result, unknown_tool},
+    protocol::{ClientInfo, Revision, Session},
 };
 use insta::assert_snapshot;
 use serde::Deserialize;

@@ -7,7 +7,7 @@
 //! ANCHOR.md lists a defect (the cap overshot, a cut inside an emoji or escape
 //! sequence or mid-line) the snapshot pins the fixed behaviour.
 
-use backstop_core::{Content, Limit, ToolResult};
+use backstop_core::{Limit, ToolResult, call::Content};
 use serde_json::{Value, json};
 
 const CAP: usize = 1000;

@@ -1,10 +1,14 @@
 //! The plain-data entry points a binding (the Python package, SPEC A4) calls: they must
 //! decide exactly as the entry points the Rust adapters call.
 
-use backstop_core::call::{Outcome, ToolCatalog, shape_tool_call, shape_tool_call_texts};
 use backstop_core::limit::ClientProfile;
 use backstop_core::testing::strategies::result_and_cap;
-use backstop_core::{ClientInfo, Content, Limit, ToolResult};
+use backstop_core::{Limit, ToolResult, call::Content, protocol::ClientInfo};
+use backstop_core::{
+    ToolCatalog,
+    call::{Outcome, shape_tool_call_texts},
+    shape_tool_call,
+};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 

@@ -231,7 +231,7 @@ fn e12_a_failure_reads_as_one_where_the_client_hides_is_error() {
 }
 
 fn codex() -> Limit {
-    Limit::default().for_client(Some(&backstop_core::ClientInfo::new(
+    Limit::default().for_client(Some(&backstop_core::protocol::ClientInfo::new(
         "codex-mcp-client",
         "0.169.0",
     )))
@@ -247,12 +247,13 @@ fn failed(text: &str) -> ToolResult {
 #[test]
 fn e12_the_lead_is_counted_in_the_cap_and_the_cut_stays_the_longest() {
     let cap = 5_000;
-    let limit = Limit::new(cap)
-        .unwrap()
-        .for_client(Some(&backstop_core::ClientInfo::new(
-            "codex-mcp-client",
-            "1",
-        )));
+    let limit =
+        Limit::new(cap)
+            .unwrap()
+            .for_client(Some(&backstop_core::protocol::ClientInfo::new(
+                "codex-mcp-client",
+                "1",
+            )));
     let cut = limit.apply("t", failed(&"a failing line\n".repeat(10_000)));
     let wire = serde_json::to_vec(&cut.result).unwrap().len();
     assert!(text(&cut.result).starts_with("Error: [... truncated "));
@@ -293,7 +294,7 @@ fn l18_what_a_reader_of_structured_content_reads_is_counted() {
     let json = cut.result.structured_content.unwrap().to_string();
     assert!(ReaderCount::of(&json).tokens() <= 11_950);
     // A reader of the text blocks alone (Gemini CLI) passes it as it came.
-    let gemini = Limit::default().for_client(Some(&backstop_core::ClientInfo::new(
+    let gemini = Limit::default().for_client(Some(&backstop_core::protocol::ClientInfo::new(
         "gemini-cli-mcp-client",
         "1",
     )));
@@ -306,8 +307,8 @@ fn l18_the_separator_between_text_blocks_is_counted() {
     let limit = Limit::default().with_max_chars(Some(1_001)).unwrap();
     let two = ToolResult {
         content: vec![
-            backstop_core::Content::text("a".repeat(500)),
-            backstop_core::Content::text("b".repeat(500)),
+            backstop_core::call::Content::text("a".repeat(500)),
+            backstop_core::call::Content::text("b".repeat(500)),
         ],
         ..ToolResult::default()
     };

@@ -6,8 +6,9 @@
 use std::collections::BTreeMap;
 
 use backstop_core::{
-    CallContext, ClientInfo, ErrorCounts, Failure, Family, Level, LogRecord, Problem,
-    ProtocolError, Revision, ToolResult, error_result,
+    Failure, ProtocolError, ToolResult,
+    call::{CallContext, ErrorCounts, Family, Level, LogRecord, Problem, error_result},
+    protocol::{ClientInfo, Revision},
 };
 use proptest::prelude::*;
 use serde::Deserialize;

@@ -3,8 +3,12 @@
 //! Python SDK), and the results the core rebuilds from them — pinned in snapshots —
 //! plus V3's last line of defence over generated pydantic texts.
 
-use backstop_core::call::{Outcome, Shaped, ToolCatalog, shape_tool_call};
 use backstop_core::{Limit, ToolResult};
+use backstop_core::{
+    ToolCatalog,
+    call::{Outcome, Shaped},
+    shape_tool_call,
+};
 use insta::assert_snapshot;
 use proptest::prelude::*;
 use serde::Deserialize;
@@ -119,7 +123,7 @@ fn the_sdks_code_classifies_its_own_results() {
 
     // Two blocks: not a result the SDK built, passed on as it came.
     let mut two = error_result("MCP error -32603: disk full");
-    two.content.push(backstop_core::Content::text("more"));
+    two.content.push(backstop_core::call::Content::text("more"));
     let shaped = shape("echo", &[], two.clone());
     assert_eq!(shaped.response.unwrap(), two);
     assert!(shaped.log.is_none());
@@ -144,7 +148,7 @@ fn other_error_texts_pass_unchanged() {
 fn an_unrecognised_pydantic_text_loses_its_values() {
     let text = "Order rejected: 1 validation error for Order\nqty\n  Input should be a valid integer [type=int_parsing, input_value='hunter2', input_type=str]";
     let mut result = error_result(text).with_meta("trace", json!("t1"));
-    result.content.push(backstop_core::Content::text(
+    result.content.push(backstop_core::call::Content::text(
         "second block, input_value=[1], input_type=list]",
     ));
     let shaped = shape("echo", &[], result);

@@ -3,7 +3,7 @@
 //! every keep policy, in the text cut and in the structured cut's header block.
 
 use backstop_core::limit::Keep;
-use backstop_core::{Content, Limit, ToolResult};
+use backstop_core::{Limit, ToolResult, call::Content};
 use serde_json::json;
 
 fn image() -> Content {

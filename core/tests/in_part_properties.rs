@@ -7,7 +7,7 @@
 
 use backstop_core::limit::{HeldInPart, Keep};
 use backstop_core::testing::strategies::{content_block, keep, terminal_text};
-use backstop_core::{Content, Limit, ToolResult};
+use backstop_core::{Limit, ToolResult, call::Content};
 use proptest::prelude::*;
 use serde_json::json;
 

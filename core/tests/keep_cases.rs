@@ -101,8 +101,8 @@ fn borrowed_texts_cut_as_the_whole_under_every_policy() {
     let text = listing();
     let shell = ToolResult {
         content: vec![
-            backstop_core::Content::text(""),
-            backstop_core::Content::text(""),
+            backstop_core::call::Content::text(""),
+            backstop_core::call::Content::text(""),
         ],
         ..ToolResult::default()
     };
@@ -116,8 +116,8 @@ fn borrowed_texts_cut_as_the_whole_under_every_policy() {
         let limit = Limit::new(600).unwrap().with_keep(keep);
         let whole = ToolResult {
             content: vec![
-                backstop_core::Content::text(text.as_str()),
-                backstop_core::Content::text("PROMPT $"),
+                backstop_core::call::Content::text(text.as_str()),
+                backstop_core::call::Content::text("PROMPT $"),
             ],
             ..ToolResult::default()
         };
@@ -151,7 +151,7 @@ fn structured(keep: Keep) -> String {
         "page": (1..=80).map(|n| format!("line {n}\n")).collect::<String>(),
     });
     let result = ToolResult {
-        content: vec![backstop_core::Content::text(value.to_string())],
+        content: vec![backstop_core::call::Content::text(value.to_string())],
         structured_content: Some(value),
         ..ToolResult::default()
     };

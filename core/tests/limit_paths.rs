@@ -12,7 +12,7 @@
 //! - An error result whose `_meta` is too large keeps its E3–E5 keys (L6).
 
 use backstop_core::testing::checks::check_limit;
-use backstop_core::{Content, Limit, MetaKept, ToolResult};
+use backstop_core::{Limit, ToolResult, call::Content, limit::MetaKept};
 use unicode_segmentation::UnicodeSegmentation;
 
 /// Check L2–L12 on `result` at each cap of `caps`, line-aligned and not; the kept

@@ -10,7 +10,7 @@
 use backstop_core::limit::Keep;
 use backstop_core::testing::checks::check_limit;
 use backstop_core::testing::strategies::{keep, result_and_cap};
-use backstop_core::{Limit, MetaKept, ToolResult};
+use backstop_core::{Limit, ToolResult, limit::MetaKept};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 

@@ -3,9 +3,13 @@
 //! an exception (the Python binding: `foreign_error::classify`) or as a JSON-RPC error
 //! a server already sent (the shaper and rmcp: `shape_request_error`).
 
-use backstop_core::foreign_error::{ForeignError, classify};
-use backstop_core::request_error::shape_request_error;
-use backstop_core::{Failure, Family, ProtocolError, Revision, Session};
+use backstop_core::call::shape_request_error;
+use backstop_core::call::{ForeignError, classify};
+use backstop_core::{
+    Failure, ProtocolError,
+    call::Family,
+    protocol::{Revision, Session},
+};
 use proptest::prelude::*;
 
 /// fastmcp's generic resource error, as the Python binding describes it.

@@ -3,7 +3,7 @@
 //! `Json<T>` with a list of entries, a schema whose constraints forbid cutting, and a
 //! result that no cut can fit (L15 c).
 
-use backstop_core::{Content, Limit, ToolResult};
+use backstop_core::{Limit, ToolResult, call::Content};
 use serde_json::{Value, json};
 
 fn with_serialization(value: Value) -> ToolResult {
@@ -148,7 +148,7 @@ fn a_result_no_cut_can_fit_becomes_an_error_result() {
         out.content[0]
             .as_text()
             .unwrap()
-            .ends_with(backstop_core::RESULT_TOO_LARGE_SUGGESTION)
+            .ends_with(backstop_core::limit::RESULT_TOO_LARGE_SUGGESTION)
     );
     insta::assert_snapshot!(wire(out));
 }

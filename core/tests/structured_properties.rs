@@ -9,7 +9,7 @@
 use backstop_core::limit::Keep;
 use backstop_core::testing::checks::check_structured_limit;
 use backstop_core::testing::strategies::{keep, schema_and_value, terminal_text};
-use backstop_core::{Content, Limit, ToolResult};
+use backstop_core::{Limit, ToolResult, call::Content};
 use proptest::prelude::*;
 use serde_json::Value;
 

@@ -9,7 +9,7 @@
 
 use arbitrary::{Result, Unstructured};
 use backstop_core::testing::{checks::check_error_result, unstructured::terminal_text};
-use backstop_core::{CallContext, ClientInfo, Failure, Family, Problem, ProtocolError};
+use backstop_core::{Failure, ProtocolError, call::{CallContext, Family, Problem}, protocol::ClientInfo};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 

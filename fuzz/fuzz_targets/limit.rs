@@ -11,7 +11,7 @@
 use arbitrary::Unstructured;
 use backstop_core::limit::Keep;
 use backstop_core::testing::{checks::check_limit, unstructured};
-use backstop_core::{Limit, LimitError, ToolResult};
+use backstop_core::{Limit, ToolResult, limit::LimitError};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 

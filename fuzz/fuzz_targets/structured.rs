@@ -12,7 +12,7 @@
 use arbitrary::Unstructured;
 use backstop_core::limit::Keep;
 use backstop_core::testing::{checks::check_structured_limit, unstructured};
-use backstop_core::{Content, Limit, ToolResult};
+use backstop_core::{Limit, ToolResult, call::Content};
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
 

@@ -5,9 +5,9 @@
 #![no_main]
 
 use arbitrary::{Result, Unstructured};
-use backstop_core::foreign_validation::recognize;
+use backstop_core::call::recognize;
 use backstop_core::testing::checks::check_error_result;
-use backstop_core::{CallContext, Failure, Problem};
+use backstop_core::{Failure, call::{CallContext, Problem}};
 use libfuzzer_sys::fuzz_target;
 
 /// serde's messages, `{}` where the rejected value goes.

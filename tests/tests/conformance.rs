@@ -5,12 +5,14 @@
 
 use std::time::Instant;
 
-use backstop_core::call::{Outcome, ToolCatalog, shape_tool_call};
-use backstop_core::request_error::shape_request_error;
+use backstop_core::call::shape_request_error;
 use backstop_core::{
-    ArgumentShapes, ClientInfo, Failure, Family, Keep, Limit, ProtocolError, Revision, Session,
-    ToolResult,
+    Failure, Limit, ProtocolError, ToolResult,
+    call::{ArgumentShapes, Family},
+    limit::Keep,
+    protocol::{ClientInfo, Revision, Session},
 };
+use backstop_core::{ToolCatalog, call::Outcome, shape_tool_call};
 use backstop_jsonrpc::{Forward, Shaper};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig,

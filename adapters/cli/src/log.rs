@@ -10,7 +10,7 @@
 //!   is ever in it, at any level: only names, counts, addresses
 //!   ([`crate::http::upstream::display_address`]) and causes.
 
-use backstop_core::LogRecord;
+use backstop_core::call::LogRecord;
 use serde_json::json;
 
 /// The log line of one converted failure: `backstop: ` and a JSON object with its
@@ -18,7 +18,7 @@ use serde_json::json;
 /// the core has already stripped of rejected values, V3).
 ///
 /// ```
-/// use backstop_core::{Failure, LogRecord};
+/// use backstop_core::{Failure, call::LogRecord};
 /// let record = LogRecord::new(&Failure::unexpected("boom"), "tools/call", Some("run"));
 /// assert_eq!(
 ///     backstop::log::failure_line(&record),

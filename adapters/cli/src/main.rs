@@ -15,7 +15,7 @@ use std::ffi::OsString;
 use std::process::ExitCode;
 
 use backstop_core::limit::DEFAULT_MAX_BYTES;
-use backstop_core::{Keep, Limit};
+use backstop_core::{Limit, limit::Keep};
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -357,7 +357,7 @@ fn parse_tokens(text: &str) -> Result<ReaderLimitArg, String> {
 fn parse_reader_limit(
     text: &str,
     unit: &str,
-    check: impl Fn(Option<usize>) -> Result<Limit, backstop_core::LimitError>,
+    check: impl Fn(Option<usize>) -> Result<Limit, backstop_core::limit::LimitError>,
 ) -> Result<ReaderLimitArg, String> {
     let limit = match text.trim() {
         "none" => None,
@@ -598,7 +598,7 @@ mod keep_tests {
 
     #[test]
     fn l18_the_readers_limits_are_the_clients_unless_given() {
-        use backstop_core::ClientInfo;
+        use backstop_core::protocol::ClientInfo;
         let claude = ClientInfo::new("claude-code", "2.1.328");
         let default = limit_of(&[]).unwrap().for_client(Some(&claude));
         let profile = backstop_core::limit::ClientProfile::for_client(Some("claude-code"));

@@ -45,7 +45,7 @@ use std::time::{Duration, Instant};
 
 use backstop_core::ProtocolError;
 use backstop_core::machine::LISTING_PATIENCE;
-use backstop_core::protocol_error::code;
+use backstop_core::protocol::code;
 use nix::sys::signal::Signal;
 use serde_json::json;
 

@@ -399,7 +399,7 @@ fn escaped_unit(bytes: &[u8]) -> Option<u32> {
 
 /// The `params` members the shaper reads. Unknown members are skipped without being
 /// built; the arguments are left as raw JSON, which the core reads into their names
-/// and shapes, never keeping a value (`backstop_core::ArgumentShapes`, V3).
+/// and shapes, never keeping a value (`backstop_core::call::ArgumentShapes`, V3).
 #[derive(Debug, Default, Deserialize)]
 pub struct Params<'a> {
     /// `name` (tools/call).

@@ -2,7 +2,7 @@
 //! and rewrites the server's responses per SPEC A2 — by asking the core.
 //!
 //! - **E1–E8, V1–V5, L1–L17** a `tools/call` response is handed to
-//!   [`backstop_core::call::shape_tool_call`]: a JSON-RPC error becomes
+//!   [`backstop_core::shape_tool_call`]: a JSON-RPC error becomes
 //!   `Outcome::Failure(Failure::from_protocol_error(..))`, a result
 //!   `Outcome::Result(..)`; the core converts, recognises validation failures, makes
 //!   E8 for an unknown tool and applies the limit.
@@ -30,12 +30,16 @@ use std::collections::VecDeque;
 use std::time::Instant;
 
 use backstop_core::machine::PendingRequests;
-use backstop_core::machine::{
-    self, Answer, ClientRequest, Disposition, OwnRequest, Response, ServerHead, SessionMachine,
-    TASK_STATUS,
+use backstop_core::{
+    Limit, ProtocolError, ToolCatalog, ToolResult,
+    call::{ArgumentShapes, ErrorCounts, LogRecord},
+    protocol::Session,
 };
 use backstop_core::{
-    ArgumentShapes, ErrorCounts, Limit, LogRecord, ProtocolError, Session, ToolCatalog, ToolResult,
+    SessionMachine,
+    machine::{
+        self, Answer, ClientRequest, Disposition, OwnRequest, Response, ServerHead, TASK_STATUS,
+    },
 };
 use serde_json::Value;
 use serde_json::value::RawValue;
@@ -165,7 +169,7 @@ pub enum LongDecision {
 /// let answer = br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32800,"message":"Request cancelled"}}"#;
 /// assert!(shaper.server_message(now, answer).is_unchanged());
 /// ```
-pub use backstop_core::protocol_error::code::REQUEST_CANCELLED;
+pub use backstop_core::protocol::code::REQUEST_CANCELLED;
 
 /// The sans-IO shaper of one client–server connection (SPEC A2).
 ///
@@ -630,7 +634,7 @@ impl Shaper {
     }
 
     /// Whether a server message can be sent on without being read at all: the core
-    /// reads none ([`SessionMachine::reads_server_messages`](backstop_core::machine::SessionMachine::reads_server_messages)),
+    /// reads none ([`SessionMachine::reads_server_messages`](backstop_core::SessionMachine::reads_server_messages)),
     /// none is held for a listing, and it cannot be `notifications/tools/list_changed`
     /// (the one message that changes what the shaper knows). A `\u` escape could spell
     /// that name, so a message with one is read.
@@ -993,7 +997,7 @@ impl Shaper {
         request.uri = params.uri.map(std::borrow::Cow::into_owned);
         request.task_id = params.task_id.map(std::borrow::Cow::into_owned);
         request.meta = params.meta;
-        if method == backstop_core::method::INITIALIZE {
+        if method == backstop_core::machine::INITIALIZE {
             request.initialize = envelope
                 .params
                 .and_then(|raw| serde_json::from_str(raw.get()).ok());

@@ -46,7 +46,7 @@ use std::time::Instant;
 
 use backstop_core::ProtocolError;
 use backstop_core::machine::Disposition;
-use backstop_core::protocol_error::code::INTERNAL_ERROR;
+use backstop_core::protocol::code::INTERNAL_ERROR;
 
 use crate::lenient::TopReader;
 use crate::scan::{Scan, Scanned};

@@ -4,7 +4,7 @@
 //! [`SessionMachine`](crate::machine::SessionMachine)). This file translates the counts
 //! to Python; the counting is the core's.
 
-use backstop_core::{ErrorCounts as CoreCounts, LogRecord};
+use backstop_core::call::{ErrorCounts as CoreCounts, LogRecord};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 

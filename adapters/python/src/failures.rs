@@ -3,11 +3,12 @@
 //! `validation_text`, `tool_error`, `request_error`, `unknown_tool_error`), with the
 //! log records and protocol errors they give as dicts (E1–E8, P1, P2, G1–G3).
 
-use backstop_core::foreign_error::{ForeignError, classify as core_classify};
-use backstop_core::foreign_validation::from_pydantic_errors;
+use backstop_core::call::from_pydantic_errors;
+use backstop_core::call::{ForeignError, classify as core_classify};
 use backstop_core::{
-    CallContext, ClientInfo, Failure, LogRecord, ProtocolError, Revision, Session, error_result,
-    render_problems, unknown_tool,
+    Failure, ProtocolError,
+    call::{CallContext, LogRecord, error_result, render_problems, unknown_tool},
+    protocol::{ClientInfo, Revision, Session},
 };
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -19,7 +20,7 @@ use crate::values::{from_value, names, object, text, to_value};
 /// A failure described as a dict: either `{"validation": [<pydantic error dicts>]}`
 /// (each with `loc`, `type`, `msg` and optionally `input` as text), or the facts of an
 /// exception: `type_name`, `message`, `ancestors`, `causes`, `expected`, `suggestion`,
-/// `level`, `meta` (see `backstop_core::foreign_error::ForeignError`).
+/// `level`, `meta` (see `backstop_core::call::ForeignError`).
 pub(crate) fn failure(map: &Map<String, Value>) -> Failure {
     if let Some(errors) = map.get("validation") {
         let errors = errors.as_array().map(Vec::as_slice).unwrap_or_default();

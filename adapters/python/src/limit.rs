@@ -5,7 +5,10 @@
 use std::borrow::Cow;
 
 use backstop_core::limit::DEFAULT_MAX_BYTES;
-use backstop_core::{Keep, Limit as CoreLimit, Limited, MetaKept, ToolResult, Truncation};
+use backstop_core::{
+    Limit as CoreLimit, ToolResult,
+    limit::{Keep, Limited, MetaKept, Truncation},
+};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -145,7 +148,7 @@ impl Limit {
         max_chars: Option<&Bound<'_, PyAny>>,
         max_tokens: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Self> {
-        let error = |e: backstop_core::LimitError| PyValueError::new_err(e.to_string());
+        let error = |e: backstop_core::limit::LimitError| PyValueError::new_err(e.to_string());
         let mut inner = CoreLimit::new(max_bytes)
             .map_err(error)?
             .line_aligned(line_align)

@@ -16,10 +16,11 @@
 use std::borrow::Cow;
 use std::time::Instant;
 
-use backstop_core::machine::{
-    Answer, ClientRequest, OwnRequest, RequestId, Response, SessionMachine as CoreMachine,
+use backstop_core::{
+    SessionMachine as CoreMachine,
+    machine::{Answer, ClientRequest, OwnRequest, RequestId, Response},
 };
-use backstop_core::{ArgumentShapes, Session};
+use backstop_core::{call::ArgumentShapes, protocol::Session};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList};
 use serde_json::{Map, Value};

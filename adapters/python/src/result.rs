@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 
 use backstop_core::limit::HeldInPart;
-use backstop_core::{Content, ToolResult};
+use backstop_core::{ToolResult, call::Content};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};

@@ -3,7 +3,11 @@
 
 use std::borrow::Cow;
 
-use backstop_core::{ClientInfo, Content, ProtocolError, Revision, Session, ToolResult};
+use backstop_core::{
+    ProtocolError, ToolResult,
+    call::Content,
+    protocol::{ClientInfo, Revision, Session},
+};
 use rmcp::model::{CallToolResult, ContentBlock, ErrorCode, RequestMetaObject};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};

@@ -4,7 +4,10 @@
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::{Arc, Mutex, PoisonError};
 
-use backstop_core::{ErrorCounts, Level, LogRecord, Truncation};
+use backstop_core::{
+    call::{ErrorCounts, Level, LogRecord},
+    limit::Truncation,
+};
 
 /// The target of every event this crate emits: filter with `RUST_LOG=backstop=info`.
 ///

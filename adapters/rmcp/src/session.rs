@@ -8,8 +8,15 @@
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::Instant;
 
-use backstop_core::machine::{ClientRequest, OwnRequest, RequestId, SessionMachine};
-use backstop_core::{ClientInfo, Limit, LogRecord, Revision, Session};
+use backstop_core::{
+    Limit,
+    call::LogRecord,
+    protocol::{ClientInfo, Revision, Session},
+};
+use backstop_core::{
+    SessionMachine,
+    machine::{ClientRequest, OwnRequest, RequestId},
+};
 use rmcp::model::{NumberOrString, PaginatedRequestParams};
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler};

@@ -18,7 +18,7 @@
 
 use std::time::Instant;
 
-use backstop_core::ArgumentShapes;
+use backstop_core::call::ArgumentShapes;
 use backstop_core::machine::{Answer, Response};
 use rmcp::model::{CallToolRequestParams, CallToolResponse};
 use rmcp::service::RequestContext;

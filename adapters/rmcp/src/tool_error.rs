@@ -1,6 +1,9 @@
 //! The error a tool author returns: a [`Failure`] that travels as an rmcp `Err`.
 
-use backstop_core::{Failure, Family, Level, ProtocolError};
+use backstop_core::{
+    Failure, ProtocolError,
+    call::{Family, Level},
+};
 use rmcp::ErrorData;
 use rmcp::handler::server::tool::IntoCallToolResult;
 use rmcp::model::CallToolResponse;
@@ -131,7 +134,7 @@ impl ToolError {
     /// Declare the level the failure is logged at (G1).
     ///
     /// ```
-    /// use backstop_core::Level;
+    /// use backstop_core::call::Level;
     /// let error = backstop_rmcp::ToolError::unexpected("x").with_level(Level::Info);
     /// assert_eq!(error.failure().level(), Some(Level::Info));
     /// ```
@@ -143,7 +146,7 @@ impl ToolError {
     /// [`Family::NotFound`] from `read_resource` is a resource-not-found error.
     ///
     /// ```
-    /// use backstop_core::Family;
+    /// use backstop_core::call::Family;
     /// let error = backstop_rmcp::ToolError::expected("no such session").with_family(Family::NotFound);
     /// assert_eq!(error.failure().family(), Family::NotFound);
     /// ```

@@ -8,9 +8,13 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::Instant;
 
+use backstop_core::call::shape_request_error;
 use backstop_core::machine::Response;
-use backstop_core::request_error::shape_request_error;
-use backstop_core::{ClientInfo, Limit, LogRecord, Revision, Session};
+use backstop_core::{
+    Limit,
+    call::LogRecord,
+    protocol::{ClientInfo, Revision, Session},
+};
 use rmcp::model::*;
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -138,15 +142,15 @@ impl<S> Backstop<S> {
     }
 
     /// Keep `keep` of over-long results of every tool without a policy of its own
-    /// (L16): [`Keep::Tail`](backstop_core::Keep::Tail) (the default) for logs and
-    /// scrollback, whose end matters; [`Keep::Head`](backstop_core::Keep::Head) for
+    /// (L16): [`Keep::Tail`](backstop_core::limit::Keep::Tail) (the default) for logs and
+    /// scrollback, whose end matters; [`Keep::Head`](backstop_core::limit::Keep::Head) for
     /// newest-first listings, search results and pages, whose start matters;
-    /// [`Keep::HeadAndTail`](backstop_core::Keep::HeadAndTail) for both (a page's title
+    /// [`Keep::HeadAndTail`](backstop_core::limit::Keep::HeadAndTail) for both (a page's title
     /// and its pagination hint). Set after [`with_limit`](Self::with_limit), which
     /// replaces the whole limit.
     ///
     /// ```
-    /// use backstop_core::Keep;
+    /// use backstop_core::limit::Keep;
     /// # #[derive(Clone)] struct MyServer;
     /// # impl rmcp::ServerHandler for MyServer {}
     /// let server = backstop_rmcp::Backstop::new(MyServer)
@@ -155,14 +159,14 @@ impl<S> Backstop<S> {
     /// assert_eq!(server.limit().keep_of("git_log"), Keep::Head);
     /// assert_eq!(server.limit().keep_of("fetch"), Keep::HeadAndTail { head_per_mille: 200 });
     /// ```
-    pub fn with_keep(mut self, keep: backstop_core::Keep) -> Self {
+    pub fn with_keep(mut self, keep: backstop_core::limit::Keep) -> Self {
         self.limit = self.limit.with_keep(keep);
         self.with_machine()
     }
 
     /// Keep `keep` of over-long results of `tool` (L16), whatever the default; see
     /// [`with_keep`](Self::with_keep).
-    pub fn keep_for(mut self, tool: impl Into<String>, keep: backstop_core::Keep) -> Self {
+    pub fn keep_for(mut self, tool: impl Into<String>, keep: backstop_core::limit::Keep) -> Self {
         self.limit = self.limit.keep_for(tool, keep);
         self.with_machine()
     }

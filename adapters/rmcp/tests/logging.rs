@@ -4,7 +4,7 @@ mod support;
 
 use std::sync::{Arc, Mutex};
 
-use backstop_core::LogRecord;
+use backstop_core::call::LogRecord;
 use backstop_rmcp::Backstop;
 use serde_json::json;
 use support::scrollback_tools::ScrollbackTools;

@@ -88,7 +88,7 @@ impl rmcp::ServerHandler for FailingPrompts {
         request: GetPromptRequestParams,
         _context: rmcp::service::RequestContext<rmcp::RoleServer>,
     ) -> Result<rmcp::model::GetPromptResponse, rmcp::ErrorData> {
-        use backstop_core::Family;
+        use backstop_core::call::Family;
         let error = backstop_rmcp::ToolError::expected(format!("{} failed", request.name));
         let family = match request.name.as_str() {
             "not_found" => Family::NotFound,

@@ -214,7 +214,7 @@ async fn l1_l4_scrollback_over_the_cap_keeps_its_tail_under_the_cap() {
 async fn l16_a_tool_with_the_head_policy_keeps_its_first_lines() {
     let server = wrapped()
         .with_limit(Limit::new(2_000).unwrap())
-        .keep_for("scrollback", backstop_core::Keep::Head);
+        .keep_for("scrollback", backstop_core::limit::Keep::Head);
     let client = connect(server).await;
     let received = call(&client, "scrollback", json!({"lines": 10_000})).await;
     let result = &received["result"];

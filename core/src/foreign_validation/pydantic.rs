@@ -11,14 +11,14 @@ use crate::validation::{Problem, ProblemKind};
 /// arguments (`call[<tool>]`, `<Tool>Arguments`).
 ///
 /// ```
-/// use backstop_core::foreign_validation::from_pydantic;
+/// use backstop_core::call::from_pydantic;
 /// let text = "2 validation errors for call[t]\na\n  Unexpected keyword argument \
 ///     [type=unexpected_keyword_argument, input_value=True, input_type=bool]\n    \
 ///     For further information visit https://errors.pydantic.dev/2.14/v/unexpected_keyword_argument\n\
 ///     b\n  Input should be a valid string [type=string_type, input_value=1, input_type=int]";
 /// let problems = from_pydantic(text).unwrap();
-/// assert_eq!(problems[0], backstop_core::Problem::unexpected_argument("a"));
-/// assert_eq!(problems[1], backstop_core::Problem::invalid_type(["b"], "string"));
+/// assert_eq!(problems[0], backstop_core::call::Problem::unexpected_argument("a"));
+/// assert_eq!(problems[1], backstop_core::call::Problem::invalid_type(["b"], "string"));
 /// assert_eq!(from_pydantic("1 validation error for User\nname\n  Field required [type=missing]"), None);
 /// ```
 pub fn from_pydantic(text: &str) -> Option<Vec<Problem>> {
@@ -97,8 +97,8 @@ fn pydantic_problem(detail: &str, location: Vec<String>) -> Problem {
 /// rejected argument set without going through pydantic's text.
 ///
 /// ```
-/// use backstop_core::foreign_validation::{REDACTED_MESSAGE, from_pydantic_errors};
-/// use backstop_core::Problem;
+/// use backstop_core::call::{REDACTED_MESSAGE, from_pydantic_errors};
+/// use backstop_core::call::Problem;
 /// use serde_json::json;
 /// let errors = json!([
 ///     {"loc": ["count"], "type": "int_parsing", "msg": "Input should be a valid integer", "input": "'hunter2'"},

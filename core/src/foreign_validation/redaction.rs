@@ -24,7 +24,7 @@ const INPUT_TYPE: &str = "input_type=";
 /// redact those in the texts they know.
 ///
 /// ```
-/// use backstop_core::foreign_validation::redact_input_values;
+/// use backstop_core::call::redact_input_values;
 /// let text = "Error: 1 validation error for Order\ncount\n  Input should be a valid integer \
 ///     [type=int_parsing, input_value='hunter2', input_type=str]";
 /// assert_eq!(redact_input_values(text),

@@ -23,8 +23,8 @@ const ZOD_MARKER: &str = "Invalid arguments for tool ";
 /// The text forms are read only when the marker starts the (prefix-stripped) text.
 ///
 /// ```
-/// use backstop_core::foreign_validation::from_zod;
-/// use backstop_core::Problem;
+/// use backstop_core::call::from_zod;
+/// use backstop_core::call::Problem;
 /// let json = r#"Invalid arguments for tool t: [{"code": "unrecognized_keys", "keys": ["x", "y"],
 ///     "path": [], "message": "Unrecognized keys: \"x\", \"y\""}]"#;
 /// assert_eq!(from_zod(json).unwrap(), [Problem::unexpected_argument("x"), Problem::unexpected_argument("y")]);

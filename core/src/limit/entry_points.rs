@@ -43,7 +43,7 @@ impl Limit {
     ///     "id": {"type": "string", "pattern": "^[a-z]+$"}, "log": {"type": "string"}}});
     /// let value = json!({"id": "build", "log": "step\n".repeat(10_000)});
     /// let result = ToolResult {
-    ///     content: vec![backstop_core::Content::text(value.to_string())],
+    ///     content: vec![backstop_core::call::Content::text(value.to_string())],
     ///     structured_content: Some(value),
     ///     ..ToolResult::default()
     /// };
@@ -494,7 +494,7 @@ impl Limit {
     /// with `output_schema`. `None`: send the result as it is.
     ///
     /// ```
-    /// use backstop_core::{Content, Limit, ToolResult};
+    /// use backstop_core::{Limit, ToolResult, call::Content};
     /// let scrollback = "line of output\n".repeat(100_000) + "PROMPT $";
     /// let shell = ToolResult { content: vec![Content::text("")], ..ToolResult::default() };
     /// let limit = Limit::new(1_000).unwrap();

@@ -7,7 +7,7 @@
 //! included. A text that already starts with it is left as it is (L11).
 //!
 //! ```
-//! use backstop_core::{ClientInfo, Limit, ToolResult};
+//! use backstop_core::{Limit, ToolResult, protocol::ClientInfo};
 //! let codex = Limit::default().for_client(Some(&ClientInfo::new("codex-mcp-client", "0.169.0")));
 //! let mut failed = ToolResult::text("Pane not found: %5");
 //! failed.is_error = Some(true);

@@ -4,21 +4,9 @@
 
 use super::cutter::share_of;
 use super::escape;
+use super::joined::Gap;
 use super::{Keep, Limit, PRE_CONTEXT_BYTES};
-use crate::call::MAX_RECOGNIZED_BYTES;
-
-/// The part of a string that is not held: `len` bytes from byte `at` (the held text is
-/// the whole without them).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct Gap {
-    pub(crate) at: usize,
-    pub(crate) len: usize,
-}
-
-impl Gap {
-    /// Nothing missing.
-    pub(crate) const NONE: Gap = Gap { at: 0, len: 0 };
-}
+use crate::tool_call::MAX_RECOGNIZED_BYTES;
 
 /// How many bytes of each end of a long string a streaming adapter holds (SPEC B3,
 /// L13): what the keep policy of the call's tool can keep ([`Limit::held_ends`]).

@@ -7,9 +7,21 @@
 
 use std::borrow::Cow;
 
-use super::held_in_part::Gap;
 use super::reader::{ReaderCount, ReaderRoom};
 use crate::wire::Weights;
+
+/// The part of a string that is not held: `len` bytes from byte `at` (the held text is
+/// the whole without them).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Gap {
+    pub(crate) at: usize,
+    pub(crate) len: usize,
+}
+
+impl Gap {
+    /// Nothing missing.
+    pub(crate) const NONE: Gap = Gap { at: 0, len: 0 };
+}
 
 /// What stands between two text blocks in the joined text (SPEC L3).
 pub(crate) const SEPARATOR: &str = "\n\n";

@@ -15,7 +15,7 @@ use crate::session::ClientInfo;
 /// A response limit that cannot be configured.
 ///
 /// ```
-/// use backstop_core::{Limit, LimitError};
+/// use backstop_core::{Limit, limit::LimitError};
 /// let err = Limit::new(10).unwrap_err();
 /// assert_eq!(err, LimitError::CapTooSmall { cap: 10, min: Limit::min_bytes() });
 /// assert!(err.to_string().contains(&Limit::min_bytes().to_string()));
@@ -456,7 +456,7 @@ impl Limit {
     /// a client's profile says the client does (Claude Code, L18).
     ///
     /// ```
-    /// use backstop_core::{ClientInfo, Limit};
+    /// use backstop_core::{Limit, protocol::ClientInfo};
     /// let limit = Limit::default().with_max_output_tokens_env(Some(8_000));
     /// let claude = ClientInfo::new("claude-code", "2.1.328");
     /// assert_eq!(limit.for_client(Some(&claude)).max_tokens(), Some(8_000));
@@ -472,7 +472,7 @@ impl Limit {
     /// are marked where its model never sees `isError`.
     ///
     /// ```
-    /// use backstop_core::{ClientInfo, Limit};
+    /// use backstop_core::{Limit, protocol::ClientInfo};
     /// let codex = ClientInfo::new("codex-mcp-client", "0.169.0");
     /// let limit = Limit::default().for_client(Some(&codex));
     /// assert!(limit.max_tokens().is_some() && limit.marks_errors());

@@ -25,8 +25,7 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-use super::held_in_part::Gap;
-use super::joined::Joined;
+use super::joined::{Gap, Joined};
 use super::schema::{Applicable, NotUnderstood};
 use super::serialization::is_serialization_of;
 use super::{

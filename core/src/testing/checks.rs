@@ -10,7 +10,8 @@ use std::fmt;
 use serde_json::{Map, Value};
 use unicode_segmentation::UnicodeSegmentation;
 
-use crate::error_result::{CallContext, error_result};
+use crate::arguments::CallContext;
+use crate::error_result::error_result;
 use crate::failure::Failure;
 use crate::limit::{
     ERROR_META_KEYS, Keep, LINE_ALIGN_MAX_BYTES, Limit, Limited, MetaKept, RESULT_TOO_LARGE,
@@ -104,7 +105,7 @@ fn reader_fits(limit: &Limit, result: &ToolResult) -> bool {
 /// JSON of the members the cut replaces (`content`, `structuredContent`).
 ///
 /// ```
-/// use backstop_core::{Content, ToolResult};
+/// use backstop_core::{ToolResult, call::Content};
 /// let result = ToolResult { content: vec![Content::text("a"), Content::text("b")], ..Default::default() };
 /// assert_eq!(backstop_core::testing::checks::joined_text(&result), "a\n\nb");
 /// ```
@@ -671,7 +672,7 @@ fn check_members(
 /// log record). Returns the error result.
 ///
 /// ```
-/// use backstop_core::{CallContext, Failure, testing::checks::check_error_result};
+/// use backstop_core::{Failure, call::CallContext, testing::checks::check_error_result};
 /// let failure = Failure::expected("Pane not found: %99").with_suggestion("List panes.");
 /// let result = check_error_result(&failure, &CallContext::new("capture_pane"), &[]).unwrap();
 /// assert!(result.is_error());

@@ -42,7 +42,7 @@ use std::io::{self, BufWriter, Write};
 use std::sync::Arc;
 use std::sync::Mutex;
 
-use backstop_core::method;
+use backstop_core::machine;
 use backstop_jsonrpc::owed::{End, Owed, Verdict};
 use backstop_jsonrpc::stream::{Ended, Sink};
 use bytes::Bytes;
@@ -571,8 +571,8 @@ pub fn run(upstream: Upstream, extra: HeaderMap, options: Options) -> io::Result
             let listing = session.shaping.client_route(&line);
             let ids = request_ids(&line);
             let methods = client_methods(&line);
-            let initialize = methods.iter().any(|m| method::begins_handshake(m));
-            let initialized = methods.iter().any(|m| method::ends_handshake(m));
+            let initialize = methods.iter().any(|m| machine::begins_handshake(m));
+            let initialized = methods.iter().any(|m| machine::ends_handshake(m));
             if initialize {
                 lock(&session.initializing).extend(ids.iter().cloned());
             }

@@ -46,15 +46,14 @@
 //!   oldest that has not sent a request head yet is closed for the new one, or, when
 //!   all are serving, the new one is refused with `503` ([`super::connections`]).
 //!
-//! This file holds the [`Gateway`] type, its bounds and the serve loop; the sessions
-//! are in `gateway_sessions`, one request's handling in `gateway_request`, and the
-//! bodies of the answers in `gateway_body`.
+//! This file holds the serve loop; the [`Gateway`] type, its bounds and its sessions
+//! are in `gateway_sessions` (re-exported here), one request's handling in
+//! `gateway_request`, and the bodies of the answers in `gateway_body`.
 
-use std::collections::HashMap;
 use std::convert::Infallible;
 use std::io;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use hyper::service::service_fn;
@@ -62,72 +61,12 @@ use hyper_util::rt::{TokioIo, TokioTimer};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpListener;
 
-use super::connections::{Connections, DEFAULT_MAX_CONNECTIONS, REFUSAL};
+use super::connections::{Connections, REFUSAL};
 use super::gateway_request::handle;
-use super::gateway_sessions::Entry;
-use super::origin_guard::Allowed;
-use super::stateless_catalogs::StatelessCatalogs;
-use super::upstream::Upstream;
-use super::{Options, lock};
 
-/// A default for [`Gateway::max_body`]: 4 MiB.
-pub const DEFAULT_MAX_BODY: usize = 4 << 20;
-/// A default for [`Gateway::max_sessions`].
-pub const DEFAULT_MAX_SESSIONS: usize = 10_000;
-/// A default for [`Gateway::session_idle`]: 30 minutes.
-pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(30 * 60);
-
-/// A gateway in front of one upstream server.
-#[derive(Debug)]
-pub struct Gateway {
-    pub(super) upstream: Upstream,
-    pub(super) options: Options,
-    /// The largest request body taken; larger ones are answered `413`.
-    pub max_body: usize,
-    /// The most sessions kept at once.
-    pub max_sessions: usize,
-    /// The most connections open at once ([`connections`](super::connections): past
-    /// it, the oldest that has not sent a request yet is closed, or the new one is
-    /// refused with `503`).
-    pub max_connections: usize,
-    /// How long a session's state is kept without a request.
-    pub session_idle: Duration,
-    /// The `Host` and `Origin` values served beside the defaults
-    /// ([`origin_guard`](super::origin_guard); none by default).
-    pub allowed: Allowed,
-    pub(super) sessions: Mutex<HashMap<String, Entry>>,
-    /// The listings stateless requests start from (R5).
-    pub(super) catalogs: StatelessCatalogs,
-}
-
-impl Gateway {
-    /// A gateway to `upstream` with the default bounds.
-    ///
-    /// ```
-    /// use backstop::http::{Options, gateway::Gateway, upstream::Upstream};
-    /// let upstream = Upstream::new("http://127.0.0.1:9/mcp".parse().unwrap(), std::time::Duration::from_secs(5)).unwrap();
-    /// let gateway = Gateway::new(upstream, Options { shaper: Default::default(), log_failures: false });
-    /// assert_eq!(gateway.sessions(), 0);
-    /// ```
-    pub fn new(upstream: Upstream, options: Options) -> Self {
-        Self {
-            upstream,
-            options,
-            max_body: DEFAULT_MAX_BODY,
-            max_sessions: DEFAULT_MAX_SESSIONS,
-            max_connections: DEFAULT_MAX_CONNECTIONS,
-            session_idle: DEFAULT_SESSION_IDLE,
-            allowed: Allowed::default(),
-            sessions: Mutex::new(HashMap::new()),
-            catalogs: StatelessCatalogs::default(),
-        }
-    }
-
-    /// How many sessions' state is kept now.
-    pub fn sessions(&self) -> usize {
-        lock(&self.sessions).len()
-    }
-}
+pub use super::gateway_sessions::{
+    DEFAULT_MAX_BODY, DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE, Gateway,
+};
 
 /// Serve `gateway` on `listener` until the process ends.
 pub async fn serve(listener: TcpListener, gateway: Arc<Gateway>) -> io::Result<()> {
@@ -213,15 +152,4 @@ pub fn run(listen: SocketAddr, gateway: Gateway, quiet: bool) -> io::Result<()> 
         }
         serve(listener, Arc::new(gateway)).await
     })
-}
-
-/// A gateway to `url` for the tests: a 1 s timeout, the default shaper.
-#[cfg(test)]
-pub(super) fn gateway_to(url: &str) -> Gateway {
-    let upstream = Upstream::new(url.parse().unwrap(), Duration::from_secs(1)).unwrap();
-    let options = Options {
-        shaper: backstop_jsonrpc::Shaper::default(),
-        log_failures: false,
-    };
-    Gateway::new(upstream, options)
 }

@@ -14,7 +14,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Incoming;
 
 use super::body_channel::{self, BodySender, ClientGone};
-use super::gateway::Gateway;
+use super::gateway_sessions::Gateway;
 use super::resumption::Resumption;
 use super::shape::{BodyShaper, EventShaper, Out, QueueSink, Queued};
 use super::upstream::{Upstream, UpstreamFailure, Wait};

@@ -13,8 +13,8 @@ use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Incoming;
 
 use super::body_channel;
-use super::gateway::Gateway;
 use super::gateway_body::{Body, Sent, failed, fallible, full, json_body, plain, stream_events};
+use super::gateway_sessions::Gateway;
 use super::headers::{SESSION_ID, end_to_end, is_event_stream, is_json_content, to_upstream};
 use super::listing::list_first;
 use super::origin_guard;
@@ -199,7 +199,8 @@ mod tests {
     use bytes::Bytes;
     use tokio::net::TcpListener;
 
-    use super::super::gateway::{gateway_to, serve};
+    use super::super::gateway::serve;
+    use super::super::gateway_sessions::gateway_to;
     use super::super::upstream::Upstream;
     use super::*;
 

@@ -4,11 +4,73 @@
 //! without a request. A request without a session id gets a fresh shaper of its own.
 
 use std::collections::HashMap;
-use std::sync::Arc;
-use std::time::Instant;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
-use super::gateway::Gateway;
-use super::{Shaping, lock};
+use super::connections::DEFAULT_MAX_CONNECTIONS;
+use super::origin_guard::Allowed;
+use super::stateless_catalogs::StatelessCatalogs;
+use super::upstream::Upstream;
+use super::{Options, Shaping, lock};
+
+/// A default for [`Gateway::max_body`]: 4 MiB.
+pub const DEFAULT_MAX_BODY: usize = 4 << 20;
+/// A default for [`Gateway::max_sessions`].
+pub const DEFAULT_MAX_SESSIONS: usize = 10_000;
+/// A default for [`Gateway::session_idle`]: 30 minutes.
+pub const DEFAULT_SESSION_IDLE: Duration = Duration::from_secs(30 * 60);
+
+/// A gateway in front of one upstream server.
+#[derive(Debug)]
+pub struct Gateway {
+    pub(super) upstream: Upstream,
+    pub(super) options: Options,
+    /// The largest request body taken; larger ones are answered `413`.
+    pub max_body: usize,
+    /// The most sessions kept at once.
+    pub max_sessions: usize,
+    /// The most connections open at once ([`connections`](super::connections): past
+    /// it, the oldest that has not sent a request yet is closed, or the new one is
+    /// refused with `503`).
+    pub max_connections: usize,
+    /// How long a session's state is kept without a request.
+    pub session_idle: Duration,
+    /// The `Host` and `Origin` values served beside the defaults
+    /// ([`origin_guard`](super::origin_guard); none by default).
+    pub allowed: Allowed,
+    pub(super) sessions: Mutex<HashMap<String, Entry>>,
+    /// The listings stateless requests start from (R5).
+    pub(super) catalogs: StatelessCatalogs,
+}
+
+impl Gateway {
+    /// A gateway to `upstream` with the default bounds.
+    ///
+    /// ```
+    /// use backstop::http::{Options, gateway::Gateway, upstream::Upstream};
+    /// let upstream = Upstream::new("http://127.0.0.1:9/mcp".parse().unwrap(), std::time::Duration::from_secs(5)).unwrap();
+    /// let gateway = Gateway::new(upstream, Options { shaper: Default::default(), log_failures: false });
+    /// assert_eq!(gateway.sessions(), 0);
+    /// ```
+    pub fn new(upstream: Upstream, options: Options) -> Self {
+        Self {
+            upstream,
+            options,
+            max_body: DEFAULT_MAX_BODY,
+            max_sessions: DEFAULT_MAX_SESSIONS,
+            max_connections: DEFAULT_MAX_CONNECTIONS,
+            session_idle: DEFAULT_SESSION_IDLE,
+            allowed: Allowed::default(),
+            sessions: Mutex::new(HashMap::new()),
+            catalogs: StatelessCatalogs::default(),
+        }
+    }
+
+    /// How many sessions' state is kept now.
+    pub fn sessions(&self) -> usize {
+        lock(&self.sessions).len()
+    }
+}
 
 /// One session's state and when it was last used.
 #[derive(Debug)]
@@ -90,11 +152,21 @@ impl Gateway {
     }
 }
 
+/// A gateway to `url` for the tests: a 1 s timeout, the default shaper.
+#[cfg(test)]
+pub(super) fn gateway_to(url: &str) -> Gateway {
+    let upstream = Upstream::new(url.parse().unwrap(), Duration::from_secs(1)).unwrap();
+    let options = Options {
+        shaper: backstop_jsonrpc::Shaper::default(),
+        log_failures: false,
+    };
+    Gateway::new(upstream, options)
+}
+
 #[cfg(test)]
 mod tests {
     use std::time::Duration;
 
-    use super::super::gateway::gateway_to;
     use super::*;
 
     fn gateway() -> Gateway {

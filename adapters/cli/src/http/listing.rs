@@ -28,7 +28,7 @@
 
 use std::time::Instant;
 
-use backstop_core::call::ToolCatalog;
+use backstop_core::ToolCatalog;
 use backstop_jsonrpc::Route;
 use backstop_jsonrpc::message::Envelope;
 use bytes::Bytes;
@@ -82,7 +82,7 @@ impl Shaping {
         if !envelope
             .method
             .as_deref()
-            .is_some_and(backstop_core::method::is_tool_call)
+            .is_some_and(backstop_core::machine::is_tool_call)
         {
             return None;
         }

@@ -11,7 +11,7 @@
 //!
 //! And on a `tools/call` of `proxy --url`, `Mcp-Param-{Name}` for each argument the
 //! tool's input schema marks with `x-mcp-header` ([`mirror_arguments`];
-//! [`backstop_core::param_headers`] says which).
+//! [`backstop_core::protocol`] says which).
 //!
 //! Each is set from the body being sent, never copied from another message: the
 //! shaper's own listing, made for a `tools/call`, says `Mcp-Method: tools/list` and
@@ -29,9 +29,9 @@
 //! assert_eq!(headers["mcp-protocol-version"], "2026-07-28");
 //! ```
 
-use backstop_core::PROTOCOL_VERSION_META_KEY;
-use backstop_core::method::{self, NamedBy};
-use backstop_core::param_headers::{HEADER_PREFIX, declares_headers, param_headers};
+use backstop_core::machine::{self, NamedBy};
+use backstop_core::protocol::PROTOCOL_VERSION_META_KEY;
+use backstop_core::protocol::{HEADER_PREFIX, declares_headers, param_headers};
 use backstop_jsonrpc::message::Envelope;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -68,7 +68,7 @@ pub fn mirror_message(headers: &mut HeaderMap, body: &[u8]) {
         return;
     };
     let params = envelope.params();
-    let named = match method::named_by(method) {
+    let named = match machine::named_by(method) {
         Some(NamedBy::Name) => params.name.as_deref(),
         Some(NamedBy::Uri) => params.uri.as_deref(),
         Some(NamedBy::TaskId) => params.task_id.as_deref(),
@@ -91,7 +91,7 @@ pub fn mirror_message(headers: &mut HeaderMap, body: &[u8]) {
 
 /// Set `Mcp-Param-{Name}` on `headers` for the arguments of `body`, a `tools/call` of a
 /// tool whose input schema is `input_schema`, that the schema marks (SEP-2243; see
-/// [`backstop_core::param_headers`]). The body is read only when the schema marks one.
+/// [`backstop_core::protocol`]). The body is read only when the schema marks one.
 ///
 /// ```
 /// use http::HeaderMap;
@@ -111,7 +111,7 @@ pub fn mirror_arguments(headers: &mut HeaderMap, body: &[u8], input_schema: Opti
     if !message
         .get("method")
         .and_then(Value::as_str)
-        .is_some_and(method::is_tool_call)
+        .is_some_and(machine::is_tool_call)
     {
         return;
     }

@@ -203,7 +203,7 @@ pub fn client_methods(body: &[u8]) -> Vec<String> {
 }
 
 /// Whether a client message asks for a long-lived answer, as the core decides
-/// ([`backstop_core::method::asks_long_lived_answer`]: `subscriptions/listen`,
+/// ([`backstop_core::machine::asks_long_lived_answer`]: `subscriptions/listen`,
 /// `tasks/result`). The upstream's timeout bounds the wait for its answer's first
 /// bytes, never the quiet between its events (A5).
 ///
@@ -214,7 +214,7 @@ pub fn client_methods(body: &[u8]) -> Vec<String> {
 pub fn is_long_lived(body: &[u8]) -> bool {
     client_methods(body)
         .iter()
-        .any(|method| backstop_core::method::asks_long_lived_answer(method))
+        .any(|method| backstop_core::machine::asks_long_lived_answer(method))
 }
 
 /// The shaper, even if a task panicked while holding it.

@@ -12,7 +12,7 @@
 //! ```
 //! use std::time::Instant;
 //! use backstop::http::stateless_catalogs::StatelessCatalogs;
-//! use backstop_core::call::ToolCatalog;
+//! use backstop_core::ToolCatalog;
 //! let catalogs = StatelessCatalogs::default();
 //! let listing = ToolCatalog::from_tools_list(&serde_json::json!({"tools": [{"name": "t"}]}));
 //! let alice = http::HeaderValue::from_static("Bearer alice");
@@ -26,7 +26,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Instant;
 
-use backstop_core::call::ToolCatalog;
+use backstop_core::ToolCatalog;
 use http::HeaderValue;
 
 use super::lock;

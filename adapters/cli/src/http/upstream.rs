@@ -12,7 +12,7 @@ use std::fmt;
 use std::time::{Duration, Instant};
 
 use backstop_core::ProtocolError;
-use backstop_core::protocol_error::code;
+use backstop_core::protocol::code;
 use backstop_jsonrpc::owed::{Cause, End};
 use bytes::Bytes;
 use http::{Request, Response, StatusCode, Uri};

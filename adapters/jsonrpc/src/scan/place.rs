@@ -9,7 +9,7 @@
 use std::collections::VecDeque;
 
 use backstop_core::limit::{HeldEnds, HeldInPart};
-use backstop_core::{Content, ToolResult};
+use backstop_core::{ToolResult, call::Content};
 use serde_json::Value;
 
 use super::lexer::{first_decoded, hex4};

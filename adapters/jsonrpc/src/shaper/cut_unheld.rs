@@ -27,7 +27,7 @@ use std::time::Instant;
 
 use backstop_core::ProtocolError;
 use backstop_core::machine::{Answer, Disposition, ServerHead};
-use backstop_core::protocol_error::code::INTERNAL_ERROR;
+use backstop_core::protocol::code::INTERNAL_ERROR;
 use backstop_core::{ToolResult, machine};
 use serde_json::value::RawValue;
 

@@ -1,7 +1,7 @@
 //! The tools of the example server: a terminal's scrollback, three kinds of failure,
 //! an integer argument, and a resource template. Shared by the examples and tests.
 
-use backstop_core::Family;
+use backstop_core::call::Family;
 use backstop_rmcp::ToolError;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;

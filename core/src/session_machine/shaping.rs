@@ -11,12 +11,7 @@ use super::own_listing::OwnRequest;
 use super::pending::{PendingRequest, RequestId, RequestKind};
 use super::{Answer, MAX_LOG_RECORDS, Response, SessionMachine};
 use crate::arguments::ArgumentShapes;
-use crate::call::{
-    Outcome, Shaped, check_arguments, shape_tool_call, shape_tool_call_in_part,
-    shape_tool_call_texts,
-};
-use crate::catalog::{ToolCatalog, ToolLookup};
-use crate::error_result::CallContext;
+use crate::arguments::CallContext;
 use crate::failure::Failure;
 use crate::foreign_error::{ForeignError, classify, says_unknown_tool};
 use crate::limit::{HeldInPart, Limit, Truncation};
@@ -24,6 +19,11 @@ use crate::log::LogRecord;
 use crate::request_error::shape_request_error;
 use crate::result::ToolResult;
 use crate::session::Session;
+use crate::tool_call::{
+    Outcome, Shaped, check_arguments, shape_tool_call, shape_tool_call_in_part,
+    shape_tool_call_texts,
+};
+use crate::tool_catalog::{ToolCatalog, ToolLookup};
 
 impl SessionMachine {
     /// The server's answer to request `id`: what to send for it. The request is no
@@ -154,7 +154,7 @@ impl SessionMachine {
     ///
     /// ```
     /// use std::time::Instant;
-    /// use backstop_core::machine::{ClientRequest, RequestId, Response, SessionMachine};
+    /// use backstop_core::{SessionMachine, machine::{ClientRequest, RequestId, Response}};
     /// use serde_json::json;
     /// let mut machine = SessionMachine::default();
     /// let call = RequestId::Number("1".into());
@@ -222,7 +222,7 @@ impl SessionMachine {
     /// ```
     /// use std::time::Instant;
     /// use backstop_core::limit::HeldInPart;
-    /// use backstop_core::machine::{Answer, ClientRequest, RequestId, Response, SessionMachine};
+    /// use backstop_core::{SessionMachine, machine::{Answer, ClientRequest, RequestId, Response}};
     /// use backstop_core::Limit;
     /// use serde_json::json;
     /// let mut machine = SessionMachine::new(Limit::new(1_000).unwrap());
@@ -296,7 +296,7 @@ impl SessionMachine {
     ///
     /// ```
     /// use std::time::Instant;
-    /// use backstop_core::machine::{Answer, ClientRequest, RequestId, SessionMachine};
+    /// use backstop_core::{SessionMachine, machine::{Answer, ClientRequest, RequestId}};
     /// use backstop_core::{Limit, ToolResult};
     /// let mut machine = SessionMachine::new(Limit::new(1_000).unwrap()).in_process();
     /// let id = RequestId::Number("1".into());
@@ -336,7 +336,7 @@ impl SessionMachine {
     ///
     /// ```
     /// use std::time::Instant;
-    /// use backstop_core::machine::{Answer, ClientRequest, RequestId, SessionMachine};
+    /// use backstop_core::{SessionMachine, machine::{Answer, ClientRequest, RequestId}};
     /// let mut machine = SessionMachine::default().in_process();
     /// let now = Instant::now();
     /// let id = RequestId::Number("1".into());

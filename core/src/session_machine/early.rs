@@ -20,7 +20,7 @@ impl SessionMachine {
     ///
     /// ```
     /// use std::time::Instant;
-    /// use backstop_core::machine::{ClientRequest, Disposition, RequestId, ServerHead, SessionMachine};
+    /// use backstop_core::{SessionMachine, machine::{ClientRequest, Disposition, RequestId, ServerHead}};
     /// use backstop_core::Limit;
     /// let limit = Limit::new(1_000).unwrap();
     /// let mut machine = SessionMachine::new(limit.clone());
@@ -168,7 +168,7 @@ impl SessionMachine {
     ///
     /// ```
     /// use std::time::Instant;
-    /// use backstop_core::machine::{ClientRequest, RequestId, SessionMachine};
+    /// use backstop_core::{SessionMachine, machine::{ClientRequest, RequestId}};
     /// let mut machine = SessionMachine::default();
     /// assert!(!machine.reads_server_messages());
     /// machine.client_request(ClientRequest::new(RequestId::Number("1".into()), "1", "ping"), false, Instant::now());

@@ -1,39 +1,4 @@
-//! The session machine: everything backstop knows of one client–server connection (or
-//! one stateless stream of requests), and every decision it makes about the messages
-//! on it (SPEC A0). quinn-proto's `Connection` is the model: no I/O, no async, no
-//! clock — the adapter parses, feeds each message in with the time, and sends what the
-//! machine says.
-//!
-//! What it knows: the revision and client identity (from `initialize`, or per request
-//! from `_meta` on 2026-07-28: R2, R3), the tool [`catalog`](crate::catalog) (pages,
-//! completeness, caching hints), the [pending requests](PendingRequests) (what each was,
-//! which tool, whether it was cancelled), and backstop's own listing (E8 before a first
-//! call). What it decides, for each answer of the server: pass it unchanged, or send
-//! this result or error instead ([`Answer`]); for each request of the client: whether to
-//! send a request of its own first ([`OwnRequest`]).
-//!
-//! ```
-//! use std::time::Instant;
-//! use backstop_core::machine::{Answer, ClientRequest, RequestId, Response, SessionMachine};
-//! use serde_json::json;
-//!
-//! let mut machine = SessionMachine::default();
-//! let now = Instant::now();
-//! let list = RequestId::Number("1".into());
-//! machine.client_request(ClientRequest::new(list.clone(), "1", "tools/list"), false, Instant::now());
-//! let tools = json!({"tools": [{"name": "capture_pane"}]});
-//! assert_eq!(machine.server_response(&list, Response::Result(tools), now), Answer::Unchanged);
-//!
-//! let call = RequestId::Number("2".into());
-//! machine.client_request(ClientRequest::new(call.clone(), "2", "tools/call").tool("capture_pane"), false, Instant::now());
-//! let failed = backstop_core::ProtocolError::new(-32603, "Internal error: Pane not found: %99");
-//! let Answer::Result { id_json, result, .. } = machine.server_response(&call, Response::Error(failed), now) else {
-//!     panic!("a failure of a known tool becomes a result (E1)")
-//! };
-//! assert_eq!((id_json.as_str(), result.is_error()), ("2", true));
-//! assert_eq!(result.content[0].as_text(), Some("Pane not found: %99"));
-//! assert_eq!(machine.error_counts().get("InternalError:tools/call"), 1);
-//! ```
+//! The session machine behind [`crate::machine`] (see its docs).
 
 mod answered_here;
 mod early;
@@ -56,10 +21,10 @@ pub use own_listing::{OWN_LISTING_ID_PREFIX, OwnRequest};
 pub use pending::{DEFAULT_MAX_PENDING, PendingRequest, PendingRequests, RequestId, RequestKind};
 pub use tasks::{MAX_TASKS, TaskTable};
 
-use crate::catalog::ToolCatalog;
 use crate::limit::Limit;
 use crate::log::{ErrorCounts, LogRecord};
 use crate::session::Session;
+use crate::tool_catalog::ToolCatalog;
 use lifecycle::Lifecycle;
 use listing_hold::ListingHold;
 use own_listing::OwnListing;
@@ -79,7 +44,7 @@ pub const TASK_STATUS: &str = "notifications/tasks";
 /// The namespace of the MCP specification's own `_meta` keys.
 const META_KEY_PREFIX: &str = "io.modelcontextprotocol/";
 
-/// The sans-IO session machine of one connection (see the [module docs](self)).
+/// The sans-IO session machine of one connection (see the [module docs](crate::machine)).
 #[derive(Debug, Clone)]
 pub struct SessionMachine {
     limit: Limit,
@@ -110,7 +75,7 @@ impl SessionMachine {
     /// on pending requests.
     ///
     /// ```
-    /// let machine = backstop_core::machine::SessionMachine::new(backstop_core::Limit::new(50_000).unwrap());
+    /// let machine = backstop_core::SessionMachine::new(backstop_core::Limit::new(50_000).unwrap());
     /// assert_eq!(machine.limit().max_bytes(), 50_000);
     /// ```
     pub fn new(limit: Limit) -> Self {
@@ -144,7 +109,7 @@ impl SessionMachine {
     ///
     /// ```
     /// use std::time::Instant;
-    /// use backstop_core::machine::{ClientRequest, RequestId, SessionMachine};
+    /// use backstop_core::{SessionMachine, machine::{ClientRequest, RequestId}};
     /// let mut machine = SessionMachine::default().in_process();
     /// let call = ClientRequest::new(RequestId::Number("1".into()), "1", "tools/call").tool("echo");
     /// let own = machine.client_request(call, true, Instant::now()).expect("list first (E8, R5)");
@@ -163,7 +128,7 @@ impl SessionMachine {
     ///
     /// ```
     /// use std::time::Instant;
-    /// use backstop_core::machine::{ClientRequest, RequestId, SessionMachine};
+    /// use backstop_core::{SessionMachine, machine::{ClientRequest, RequestId}};
     /// let call = || ClientRequest::new(RequestId::Number("1".into()), "1", "tools/call").tool("echo");
     /// assert!(SessionMachine::default().client_request(call(), true, Instant::now()).is_none(), "no handshake seen");
     /// let mut machine = SessionMachine::default();
@@ -188,7 +153,7 @@ impl SessionMachine {
     }
 
     /// The identity an in-process server's SDK stamps on results of 2026-07-28 (see
-    /// [`CallContext::with_server_stamp`](crate::error_result::CallContext::with_server_stamp)); `None` for none.
+    /// [`CallContext::with_server_stamp`](crate::arguments::CallContext::with_server_stamp)); `None` for none.
     pub fn set_server_stamp(&mut self, stamp: Option<Value>) {
         self.server_stamp = stamp.filter(Value::is_object);
     }
@@ -199,7 +164,7 @@ impl SessionMachine {
     ///
     /// ```
     /// use std::time::Instant;
-    /// use backstop_core::machine::{ClientRequest, RequestId, Response, SessionMachine};
+    /// use backstop_core::{SessionMachine, machine::{ClientRequest, RequestId, Response}};
     /// let mut first = SessionMachine::default();
     /// let call = RequestId::Number("1".into());
     /// first.client_request(ClientRequest::new(call.clone(), "1", "tools/call").tool("research"), false, Instant::now());

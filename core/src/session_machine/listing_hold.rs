@@ -14,7 +14,7 @@
 //!
 //! ```
 //! use std::time::Instant;
-//! use backstop_core::machine::{ClientRequest, LISTING_PATIENCE, RequestId, SessionMachine};
+//! use backstop_core::{SessionMachine, machine::{ClientRequest, LISTING_PATIENCE, RequestId}};
 //! let mut machine = SessionMachine::default();
 //! machine.set_outside_session();
 //! let now = Instant::now();

@@ -92,7 +92,7 @@ impl ClientRequest {
     /// at `__root__` (see [`ArgumentShapes`]).
     ///
     /// ```
-    /// use backstop_core::ArgumentShapes;
+    /// use backstop_core::call::ArgumentShapes;
     /// use backstop_core::machine::{ClientRequest, RequestId};
     /// let arguments = serde_json::json!({"count": "hunter2", "verbose": true});
     /// let request = ClientRequest::new(RequestId::Number("3".into()), "3", "tools/call")
@@ -129,9 +129,9 @@ pub enum Response {
     /// In process: the tool raised, and this is what the adapter read of the exception.
     Failure(Failure),
     /// In process: the tool raised, and these are the exception's facts, for the
-    /// machine to classify ([`classify`](crate::foreign_error::classify)). The
+    /// machine to classify ([`classify`](crate::call::classify)). The
     /// server's own word that the tool called is unknown (fastmcp's `NotFoundError`,
-    /// [`says_unknown_tool`](crate::foreign_error::says_unknown_tool)) means its tools
+    /// [`says_unknown_tool`](crate::call::says_unknown_tool)) means its tools
     /// changed since they were listed: the machine lists them again first
     /// ([`Answer::ListFirst`]), once per call (E8, R5).
     Raised(ForeignError),

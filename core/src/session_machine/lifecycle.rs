@@ -10,8 +10,8 @@ use serde_json::{Map, Value};
 use super::own_listing::OwnRequest;
 use super::pending::{PendingRequest, RequestId, RequestKind};
 use super::{ClientRequest, META_KEY_PREFIX, SessionMachine, TOOLS_LIST_CHANGED};
-use crate::catalog::{ListingStep, ToolLookup};
 use crate::session::{PROTOCOL_VERSION_META_KEY, Session};
+use crate::tool_catalog::{ListingStep, ToolLookup};
 
 /// Where the session's handshake is: the server takes requests once the client's
 /// `initialize` has been answered and the client has sent `notifications/initialized`
@@ -46,7 +46,7 @@ impl SessionMachine {
     ///
     /// ```
     /// use std::time::Instant;
-    /// use backstop_core::machine::{ClientRequest, RequestId, SessionMachine};
+    /// use backstop_core::{SessionMachine, machine::{ClientRequest, RequestId}};
     /// let mut machine = SessionMachine::default();
     /// let meta = serde_json::json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28"});
     /// let mut call = ClientRequest::new(RequestId::Number("1".into()), "1", "tools/call").tool("echo");
@@ -161,7 +161,7 @@ impl SessionMachine {
     ///
     /// ```
     /// use std::time::Instant;
-    /// use backstop_core::machine::{ClientRequest, RequestId, Response, SessionMachine};
+    /// use backstop_core::{SessionMachine, machine::{ClientRequest, RequestId, Response}};
     /// let mut machine = SessionMachine::default();
     /// let init = RequestId::Number("0".into());
     /// let mut initialize = ClientRequest::new(init.clone(), "0", "initialize");
@@ -299,7 +299,7 @@ impl SessionMachine {
     ///
     /// ```
     /// use std::time::Instant;
-    /// use backstop_core::machine::{ClientRequest, Disposition, RequestId, ServerHead, SessionMachine};
+    /// use backstop_core::{SessionMachine, machine::{ClientRequest, Disposition, RequestId, ServerHead}};
     /// let mut machine = SessionMachine::default();
     /// let id = RequestId::Number("1".into());
     /// machine.client_request(ClientRequest::new(id.clone(), "1", "tools/call").tool("t"), false, Instant::now());

@@ -7,7 +7,7 @@
 //!
 //! ```
 //! use backstop_core::machine::{PendingRequest, PendingRequests, RequestId, RequestKind};
-//! use backstop_core::Session;
+//! use backstop_core::protocol::Session;
 //! let mut pending = PendingRequests::new(1);
 //! pending.insert(RequestId::Number("1".into()), PendingRequest::new("1", RequestKind::Other, Session::default()));
 //! let evicted = pending.insert(RequestId::Number("2".into()), PendingRequest::new("2", RequestKind::Other, Session::default()));
