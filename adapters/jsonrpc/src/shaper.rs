@@ -800,8 +800,17 @@ impl Shaper {
     /// note.push(br#"{"jsonrpc":"2.0","method":"notifications/message","params":{"#);
     /// assert_eq!(shaper.server_head(&note, None), Disposition::Pass);
     /// ```
+    /// A message that stopped being JSON has no head to read but its `id` and how long
+    /// it is: it is asked about only as an answer that may be cut unheld (B4).
     pub fn server_head(&mut self, scan: &Scan, past_hold_at: Option<u64>) -> Disposition {
         let id = scan.top_id().and_then(request_id);
+        if scan.is_invalid() {
+            return self.machine.server_head(ServerHead {
+                id: id.as_ref(),
+                past_hold_at,
+                ..ServerHead::default()
+            });
+        }
         let method = scan
             .top_method()
             .map(|raw| serde_json::from_slice::<String>(raw).unwrap_or_default());

@@ -332,9 +332,6 @@ enum LongState {
     /// What was held could not be kept (B5) and the message cannot pass: read on only
     /// for its `id` (if it is still to come), nothing sent.
     Lost(Box<Scan>),
-    /// An answer to a request backstop answered itself (B5: `Disposition::Drop`):
-    /// nothing of it held or sent, nothing more read.
-    Dropped,
     /// An answer cut without being held (B3, B4: `Disposition::CutUnheld`): scanned,
     /// nothing held, the cut made at its end from what the scan kept.
     Cutting(Box<Scan>),
@@ -433,9 +430,8 @@ impl LongMessage {
     ) {
         self.bytes += message.len() as u64;
         // An answer being cut is read whole by its scan, which says at its end whether
-        // it was cut off, and is answered by its id: it is spared these second reads;
-        // one dropped needs neither.
-        let read_elsewhere = matches!(self.state, LongState::Cutting(_) | LongState::Dropped);
+        // it was cut off, and is answered by its id: it is spared these second reads.
+        let read_elsewhere = matches!(self.state, LongState::Cutting(_));
         if let Some(outline) = &mut self.outline
             && !read_elsewhere
         {
@@ -449,7 +445,6 @@ impl LongMessage {
                 sink.send(framed);
                 return;
             }
-            LongState::Dropped => return,
             LongState::Lost(scan) => {
                 if scan.top_id().is_none() {
                     scan.push(message);
@@ -480,38 +475,42 @@ impl LongMessage {
         let newly_identified = known.id && !asked.id;
         *asked = known;
         let awaited = scan.top_id().is_some_and(|id| shaper.is_pending(id));
-        if !invalid {
-            match shaper.server_head(scan, past_hold_at) {
-                Disposition::CutUnheld(ends) => {
-                    // An answer being cut: what was held goes, nothing more is (B3,
-                    // B4); the scan holds what its tool's policy keeps.
-                    scan.hold_ends(ends);
-                    sink.discard();
-                    if let LongState::Scanning { scan, .. } =
-                        std::mem::replace(&mut self.state, LongState::Passing)
-                    {
-                        self.state = LongState::Cutting(scan);
-                    }
-                    return;
+        // Not JSON, it passes at once — unless its id and length say it is an answer
+        // being cut, whatever the chunking (B4's exception: answered with an error).
+        let disposition = match (invalid, past_hold_at) {
+            (true, None) => Disposition::Pass,
+            _ => shaper.server_head(scan, past_hold_at),
+        };
+        match disposition {
+            Disposition::CutUnheld(ends) => {
+                // An answer being cut: what was held goes, nothing more is (B3,
+                // B4); the scan holds what its tool's policy keeps.
+                scan.hold_ends(ends);
+                sink.discard();
+                if let LongState::Scanning { scan, .. } =
+                    std::mem::replace(&mut self.state, LongState::Passing)
+                {
+                    self.state = LongState::Cutting(scan);
                 }
-                Disposition::Drop => {
-                    // Backstop answered its request itself: nothing of it goes (B5).
-                    sink.discard();
-                    self.answers = scan.top_id().map(<[u8]>::to_vec);
-                    self.state = LongState::Dropped;
-                    return;
-                }
-                Disposition::Read(ends) => {
-                    sink.hold(framed);
-                    if newly_identified {
-                        // The id says which call this answers: hold what its tool's
-                        // policy keeps.
-                        scan.hold_ends(ends);
-                    }
-                    return;
-                }
-                Disposition::Pass => {}
+                return;
             }
+            // Backstop answered its request itself: dropped at its end, once read — one
+            // that turns out not to be JSON passes as it came, as on the whole-line
+            // path (B4, B5).
+            Disposition::Drop => {
+                sink.hold(framed);
+                return;
+            }
+            Disposition::Read(ends) if !invalid => {
+                sink.hold(framed);
+                if newly_identified {
+                    // The id says which call this answers: hold what its tool's
+                    // policy keeps.
+                    scan.hold_ends(ends);
+                }
+                return;
+            }
+            Disposition::Read(_) | Disposition::Pass => {}
         }
         sink.hold(framed);
         if sink.held_lost() {
@@ -560,8 +559,6 @@ impl LongMessage {
             LongState::Lost(scan) => {
                 answers.extend(answer_lost(&scan.finish(), self.bytes, shaper, frame, sink));
             }
-            // Its request answered by backstop already: nothing goes (B5).
-            LongState::Dropped => {}
             LongState::Cutting(scan) => {
                 let scanned = scan.finish();
                 answers.extend(scanned.id.clone().and_then(|id| String::from_utf8(id).ok()));
@@ -655,7 +652,6 @@ impl LongMessage {
                 answer_lost(&scan.finish(), self.bytes, shaper, frame, sink);
                 (false, None)
             }
-            LongState::Dropped => (false, None),
             LongState::Cutting(scan) => {
                 let scanned = scan.finish();
                 // Its scan read it all: it is cut off when it broke at its very end
