@@ -29,18 +29,13 @@
 use std::collections::VecDeque;
 use std::time::Instant;
 
-use backstop_core::machine::PendingRequests;
-use backstop_core::{
-    Limit, ProtocolError, ToolCatalog, ToolResult,
-    call::{ArgumentShapes, ErrorCounts, LogRecord},
-    protocol::Session,
+use backstop_core::call::{ArgumentShapes, ErrorCounts, LogRecord};
+use backstop_core::machine::{
+    self, Answer, ClientRequest, Disposition, OwnRequest, PendingRequests, Response, ServerHead,
+    TASK_STATUS,
 };
-use backstop_core::{
-    SessionMachine,
-    machine::{
-        self, Answer, ClientRequest, Disposition, OwnRequest, Response, ServerHead, TASK_STATUS,
-    },
-};
+use backstop_core::protocol::Session;
+use backstop_core::{Limit, ProtocolError, SessionMachine, ToolCatalog, ToolResult};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
@@ -883,10 +878,6 @@ impl Shaper {
     /// in part.
     fn long_decision(&mut self, scanned: &Scanned) -> LongDecision {
         let unchanged = LongDecision::Route(Route::forward(Forward::Unchanged));
-        let at_end = ServerHead {
-            ended: true,
-            ..ServerHead::default()
-        };
         if let Some(raw) = scanned.method.as_deref() {
             let method = serde_json::from_slice::<String>(raw).unwrap_or_default();
             // Its order is the listing's to keep while one is in flight: read whole, it
@@ -909,7 +900,8 @@ impl Shaper {
             };
             let head = ServerHead {
                 id: Some(&id),
-                ..at_end
+                ended: true,
+                ..ServerHead::default()
             };
             return match self.machine.server_head(head) {
                 Disposition::Pass => unchanged,
@@ -919,13 +911,7 @@ impl Shaper {
         let Some(id) = envelope.request_id().map(machine::RequestId::from) else {
             return unchanged;
         };
-        let head = ServerHead {
-            id: Some(&id),
-            result: envelope.result.is_some(),
-            error: envelope.error.is_some(),
-            ..at_end
-        };
-        match self.machine.server_head(head) {
+        match self.machine.server_head(answer_at_end(&id, &envelope)) {
             Disposition::Drop => return LongDecision::Route(Route::default()), // B5
             Disposition::Pass => return unchanged,
             Disposition::Read(_) | Disposition::CutUnheld(_) => {}
@@ -1048,14 +1034,7 @@ impl Shaper {
         let Some(id) = envelope.request_id().map(machine::RequestId::from) else {
             return (Some(Forward::Unchanged), answered);
         };
-        let head = ServerHead {
-            id: Some(&id),
-            result: envelope.result.is_some(),
-            error: envelope.error.is_some(),
-            ended: true,
-            ..ServerHead::default()
-        };
-        match self.machine.server_head(head) {
+        match self.machine.server_head(answer_at_end(&id, &envelope)) {
             Disposition::Drop => return (None, answered), // B5: answered already
             Disposition::Pass => return (Some(Forward::Unchanged), answered),
             Disposition::Read(_) | Disposition::CutUnheld(_) => {}
@@ -1086,6 +1065,18 @@ impl Shaper {
             Some((task, _)) => Forward::Rewritten(notification(TASK_STATUS, &task)),
             None => Forward::Unchanged,
         }
+    }
+}
+
+/// The head of a response to `id` all of which has come.
+fn answer_at_end<'a>(id: &'a machine::RequestId, envelope: &Envelope) -> ServerHead<'a> {
+    ServerHead {
+        id: Some(id),
+        result: envelope.result.is_some(),
+        error: envelope.error.is_some(),
+        ended: true,
+        past_hold_at: None,
+        method: None,
     }
 }
 

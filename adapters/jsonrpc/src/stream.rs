@@ -338,25 +338,25 @@ enum LongState {
 }
 
 /// What the scan of a long message knows of its top level: whether its `id` and
-/// `method` were read whole, and whether its `result` or `error` member began.
+/// `method` were read whole, whether its `result` or `error` member began, and whether
+/// holding it on would pass the stream's bound.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 struct Known {
     id: bool,
     method: bool,
     result: bool,
     error: bool,
-    /// Holding it on would pass the stream's bound.
     past_hold: bool,
 }
 
 impl Known {
-    fn of(scan: &Scan) -> Self {
+    fn of(scan: &Scan, past_hold: bool) -> Self {
         Self {
             id: scan.top_id().is_some(),
             method: scan.top_method().is_some(),
             result: scan.top_result(),
             error: scan.top_error(),
-            past_hold: false,
+            past_hold,
         }
     }
 }
@@ -429,15 +429,16 @@ impl LongMessage {
         sink: &mut impl Sink,
     ) {
         self.bytes += message.len() as u64;
-        // An answer being cut is read whole by its scan, which says at its end whether
-        // it was cut off, and is answered by its id: it is spared these second reads.
-        let read_elsewhere = matches!(self.state, LongState::Cutting(_));
+        let cutting = matches!(self.state, LongState::Cutting(_));
         if let Some(outline) = &mut self.outline
-            && !read_elsewhere
+            && !cutting
         {
+            // An answer being cut is read whole by its scan, which says at its end
+            // whether it was cut off: it is spared this second read.
             outline.push(message);
         }
-        if !read_elsewhere {
+        if !cutting {
+            // An answer cut unheld is answered by the strict scan's id.
             self.top.push(message);
         }
         let (scan, asked) = match &mut self.state {
@@ -459,12 +460,11 @@ impl LongMessage {
         };
         scan.push(message);
         let min = self.unheld_from.max(shaper.limit().max_bytes() as u64);
-        let mut known = Known::of(scan);
         // Holding it on would pass the bound: asked once, with its id known.
         let past_hold_at = scan
             .unheld_from(min)
-            .filter(|&at| at < self.bytes && known.id);
-        known.past_hold = past_hold_at.is_some();
+            .filter(|&at| at < self.bytes && scan.top_id().is_some());
+        let known = Known::of(scan, past_hold_at.is_some());
         // Not JSON: it passes at once; the lenient reader says at its end which request
         // it answers, as on the whole-line path.
         let invalid = scan.is_invalid();
